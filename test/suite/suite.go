@@ -1,0 +1,55 @@
+// Package suite holds the Ginkgo side of the envtest harness: one API server per
+// suite, one namespace per spec, both cleaned up also when a spec fails. It is
+// kept apart from testenv so that programs starting an API server (the demo) do
+// not link Ginkgo.
+package suite
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads best unqualified.
+	. "github.com/onsi/gomega"    //nolint:revive // Gomega's DSL reads best unqualified.
+
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// Start starts a testenv.Env for a Ginkgo suite. Call it from BeforeSuite: it
+// registers its Stop with DeferCleanup, so the API server stops after the
+// suite, also when specs or the suite set-up fail.
+func Start(opts testenv.Options) *testenv.Env {
+	GinkgoHelper()
+	env, err := testenv.Start(opts)
+	DeferCleanup(func() error { return env.Stop() })
+	Expect(err).NotTo(HaveOccurred(), "starting the API server")
+	return env
+}
+
+// Namespace creates a namespace for the current spec and deletes it when the
+// spec ends. Call it from BeforeEach or an It.
+func Namespace(ctx context.Context, e *testenv.Env) string {
+	GinkgoHelper()
+	prefix := strings.ToLower(strings.ReplaceAll(CurrentSpecReport().LeafNodeText, " ", "-"))
+	prefix = strings.Trim(filterDNS(prefix), "-")
+	if len(prefix) > 40 {
+		prefix = strings.Trim(prefix[:40], "-")
+	}
+	if prefix == "" {
+		prefix = "spec"
+	}
+	ns, err := e.CreateNamespace(ctx, prefix)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx context.Context) error { return e.DeleteNamespace(ctx, ns) })
+	return ns
+}
+
+// filterDNS keeps the characters a namespace name may hold.
+func filterDNS(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
