@@ -72,7 +72,7 @@ func BinaryAssetsDirectory() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(base, "k8s", fmt.Sprintf("%s-%s-%s", KubernetesVersion, runtime.GOOS, runtime.GOARCH)), nil
+	return filepath.Join(base, fmt.Sprintf("%s-%s-%s", KubernetesVersion, runtime.GOOS, runtime.GOARCH)), nil
 }
 
 // Start starts etcd and kube-apiserver and installs the example CRDs. Call Stop
