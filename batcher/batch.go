@@ -1,0 +1,215 @@
+package batcher
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// ErrHeldBack is wrapped by the error of a status entry that was not sent
+// because a main-resource entry of the same object failed first.
+var ErrHeldBack = errors.New("held back: the object's main-resource apply failed")
+
+// DefaultConcurrency is how many objects a Flush writes at once unless
+// WithConcurrency says otherwise. One object's entries are always sent in order.
+const DefaultConcurrency = 8
+
+// Batch accumulates the contributions of one reconcile. Its methods are safe
+// for concurrent use.
+type Batch struct {
+	applier     *ssa.Applier
+	concurrency int
+
+	flushMu sync.Mutex // one Flush at a time
+	mu      sync.Mutex // guards objects and order
+	objects map[ssa.ObjectID]*object
+	order   []ssa.ObjectID
+}
+
+// object is one observed object and its queued entries, in queue order.
+type object struct {
+	observed *unstructured.Unstructured
+	entries  []*entry
+}
+
+// entry is what one field manager will apply to one subresource of an object.
+type entry struct {
+	target   ssa.Target
+	contribs []contribution
+}
+
+// Option configures a Batch.
+type Option func(*Batch)
+
+// WithConcurrency sets how many objects a Flush writes at once (at least 1).
+func WithConcurrency(n int) Option {
+	return func(b *Batch) { b.concurrency = max(1, n) }
+}
+
+// New returns an empty Batch that applies through a.
+func New(a *ssa.Applier, opts ...Option) *Batch {
+	b := &Batch{applier: a, concurrency: DefaultConcurrency, objects: map[ssa.ObjectID]*object{}}
+	for _, o := range opts {
+		o(b)
+	}
+	return b
+}
+
+// add queues c for t, observing obj if the object is new to the batch.
+func (b *Batch) add(t ssa.Target, observed *unstructured.Unstructured, c contribution) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	id := t.Object()
+	o := b.objects[id]
+	if o == nil {
+		o = &object{observed: observed}
+		b.objects[id] = o
+		b.order = append(b.order, id)
+	}
+	for _, e := range o.entries {
+		if e.target == t {
+			e.contribs = append(e.contribs, c)
+			return
+		}
+	}
+	o.entries = append(o.entries, &entry{target: t, contribs: []contribution{c}})
+}
+
+// Pending lists the entries still queued, objects in the order they were first
+// queued and, within an object, main-resource entries first.
+func (b *Batch) Pending() []ssa.Target {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []ssa.Target
+	for _, id := range b.order {
+		for _, e := range sendOrder(b.objects[id].entries) {
+			out = append(out, e.target)
+		}
+	}
+	return out
+}
+
+// FlushInto flushes the batch and joins the error into *errp. It is meant to be
+// deferred by a reconciler with a named error result, so that every exit
+// flushes:
+//
+//	func (r *R) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
+//		b := batcher.New(r.Applier)
+//		defer b.FlushInto(ctx, &err)
+//		...
+func (b *Batch) FlushInto(ctx context.Context, errp *error) {
+	if err := b.Flush(ctx); err != nil {
+		*errp = errors.Join(*errp, err)
+	}
+}
+
+// Flush sends every queued entry, at most one apply each, objects in parallel
+// (see WithConcurrency) and each object's entries in order. Entries that were
+// applied, or needed no apply, are cleared; failed ones stay queued. The error
+// joins every entry's error, each naming its target; errors.Is and errors.As
+// (apierrors.IsNotFound, conflicts classification) work through it.
+func (b *Batch) Flush(ctx context.Context) error {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+
+	b.mu.Lock()
+	var work []flushWork
+	for _, id := range b.order {
+		o := b.objects[id]
+		if len(o.entries) == 0 {
+			continue
+		}
+		w := flushWork{object: o, observed: o.observed}
+		for _, e := range sendOrder(o.entries) {
+			w.entries = append(w.entries, entryWork{entry: e, contribs: append([]contribution(nil), e.contribs...)})
+		}
+		work = append(work, w)
+	}
+	b.mu.Unlock()
+
+	errs := make([]error, len(work))
+	sem := make(chan struct{}, b.concurrency)
+	var wg sync.WaitGroup
+	for i := range work {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = b.flushObject(ctx, work[i])
+		}()
+	}
+	wg.Wait()
+	b.compact()
+	return errors.Join(errs...)
+}
+
+type flushWork struct {
+	object   *object
+	observed *unstructured.Unstructured
+	entries  []entryWork
+}
+
+type entryWork struct {
+	entry    *entry
+	contribs []contribution // the contributions this Flush sends
+}
+
+// flushObject sends one object's entries in order and records each result.
+func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
+	var errs []error
+	observed := w.observed
+	mainFailed := false
+	for _, ew := range w.entries {
+		t := ew.entry.target
+		if mainFailed && t.Subresource == ssa.StatusSubresource {
+			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
+			continue
+		}
+		res, err := b.applier.Apply(ctx, t, observed, buildFunc(ew.contribs), applyOptions(ew.contribs))
+		if res.Object != nil {
+			observed = res.Object
+		}
+		b.mu.Lock()
+		w.object.observed = observed
+		if err == nil {
+			ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+		}
+		b.mu.Unlock()
+		if err != nil {
+			errs = append(errs, err)
+			mainFailed = mainFailed || t.Subresource == ssa.MainResource
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// compact drops entries with nothing queued. Objects stay: their observation
+// is what the next Flush of this batch builds on.
+func (b *Batch) compact() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, o := range b.objects {
+		entries := o.entries[:0]
+		for _, e := range o.entries {
+			if len(e.contribs) > 0 {
+				entries = append(entries, e)
+			}
+		}
+		o.entries = entries
+	}
+}
+
+// sendOrder returns an object's entries main resource first, each group in
+// queue order.
+func sendOrder(entries []*entry) []*entry {
+	out := append([]*entry(nil), entries...)
+	sort.SliceStable(out, func(i, j int) bool {
+		return out[i].target.Subresource == ssa.MainResource && out[j].target.Subresource != ssa.MainResource
+	})
+	return out
+}

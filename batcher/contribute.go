@@ -1,0 +1,187 @@
+package batcher
+
+import (
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// Mutator edits ac, the apply configuration of one entry, given the object as
+// observed. AC is a generated apply configuration type (such as
+// *acv1alpha1.WidgetApplyConfiguration or client-go's
+// *corev1ac.PodApplyConfiguration), or *unstructured.Unstructured. ac already
+// names the object and, in incremental mode, holds what the field manager owns;
+// what the mutator removes from it is released when the entry is applied.
+// observed must not be modified.
+type Mutator[O client.Object, AC any] func(ac AC, observed O) error
+
+// ContributeOption tunes one contribution.
+type ContributeOption func(*contribution)
+
+// Guarded makes the entry send the observed resourceVersion with its apply,
+// for contributions decided from observed state (such as creating a plan when
+// none exists). On a stale resourceVersion the object is read again, every
+// mutator of the entry runs again against it, and the apply is retried, a
+// bounded number of times. An entry is guarded if any of its contributions is.
+func Guarded() ContributeOption { return func(c *contribution) { c.guarded = true } }
+
+// Declarative makes the entry start from an empty apply configuration instead
+// of what its field manager owns, so that every field the mutators do not set
+// is released. An entry is declarative if any of its contributions is.
+func Declarative() ContributeOption { return func(c *contribution) { c.declarative = true } }
+
+// Status queues mutate to edit what manager applies to obj's status
+// subresource. Nothing is sent until Flush. obj, manager and AC are checked
+// now, and an error (wrapping ssa.ErrInvalidInput) queues nothing.
+func Status[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ContributeOption) error {
+	return contribute(b, obj, ssa.StatusSubresource, manager, mutate, opts)
+}
+
+// Object queues mutate to edit what manager applies to obj itself (metadata
+// and spec). At Flush an object's main-resource entries are sent before its
+// status entries.
+func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ContributeOption) error {
+	return contribute(b, obj, ssa.MainResource, manager, mutate, opts)
+}
+
+func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ContributeOption) error {
+	observed, gvk, err := b.applier.Observe(obj)
+	if err != nil {
+		return err
+	}
+	t := ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
+	if err := t.Validate(); err != nil {
+		return err
+	}
+	if mutate == nil {
+		return fmt.Errorf("%w: %s: nil mutator", ssa.ErrInvalidInput, t)
+	}
+	c, err := newContribution(mutate)
+	if err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	b.add(t, observed, c)
+	return nil
+}
+
+// contribution is one queued mutator with the conversions between the
+// entry's unstructured intent and the types the mutator works on.
+type contribution struct {
+	acType      reflect.Type
+	observedTyp reflect.Type
+	toAC        func(intent *unstructured.Unstructured) (any, error)
+	fromAC      func(ac any) (map[string]any, error)
+	toObserved  func(observed *unstructured.Unstructured) (any, error)
+	mutate      func(ac, observed any) error
+	guarded     bool
+	declarative bool
+}
+
+var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
+
+func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contribution, error) {
+	acType := reflect.TypeFor[AC]()
+	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
+		return contribution{}, fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
+	}
+	return contribution{
+		acType:      acType,
+		observedTyp: reflect.TypeFor[O](),
+		toAC:        func(intent *unstructured.Unstructured) (any, error) { return newFromContent(acType, intent) },
+		fromAC:      toContent,
+		toObserved: func(observed *unstructured.Unstructured) (any, error) {
+			return newFromContent(reflect.TypeFor[O](), observed)
+		},
+		mutate: func(ac, observed any) error { return mutate(ac.(AC), observed.(O)) },
+	}, nil
+}
+
+// newFromContent returns a new value of pointer type typ holding a copy of u's
+// content: a typed object or apply configuration, or an Unstructured.
+func newFromContent(typ reflect.Type, u *unstructured.Unstructured) (any, error) {
+	if typ == unstructuredType {
+		return u.DeepCopy(), nil
+	}
+	v := reflect.New(typ.Elem()).Interface()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v); err != nil {
+		return nil, fmt.Errorf("converting to %v: %w", typ, err)
+	}
+	return v, nil
+}
+
+// toContent returns a typed value's or an Unstructured's content.
+func toContent(v any) (map[string]any, error) {
+	if u, ok := v.(*unstructured.Unstructured); ok {
+		return u.Object, nil
+	}
+	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
+}
+
+// buildFunc runs contribs in queue order on one intent. Consecutive
+// contributions on the same apply configuration type share one conversion, and
+// each observed type is converted once.
+func buildFunc(contribs []contribution) ssa.BuildFunc {
+	return func(intent, observed *unstructured.Unstructured) error {
+		var (
+			ac      any
+			current *contribution
+		)
+		settle := func() error {
+			if current == nil {
+				return nil
+			}
+			content, err := current.fromAC(ac)
+			if err != nil {
+				return err
+			}
+			intent.Object, current = content, nil
+			return nil
+		}
+		observedAs := map[reflect.Type]any{}
+		for i := range contribs {
+			c := &contribs[i]
+			if current == nil || current.acType != c.acType {
+				if err := settle(); err != nil {
+					return err
+				}
+				var err error
+				if ac, err = c.toAC(intent); err != nil {
+					return err
+				}
+				current = c
+			}
+			obs, ok := observedAs[c.observedTyp]
+			if !ok {
+				var err error
+				if obs, err = c.toObserved(observed); err != nil {
+					return err
+				}
+				observedAs[c.observedTyp] = obs
+			}
+			if err := c.mutate(ac, obs); err != nil {
+				return fmt.Errorf("mutator %d of %d: %w", i+1, len(contribs), err)
+			}
+		}
+		return settle()
+	}
+}
+
+// applyOptions derives an entry's apply options from its contributions.
+func applyOptions(contribs []contribution) ssa.ApplyOptions {
+	var opts ssa.ApplyOptions
+	for _, c := range contribs {
+		opts.Guarded = opts.Guarded || c.guarded
+		if c.declarative {
+			opts.Mode = ssa.Declarative
+		}
+	}
+	return opts
+}

@@ -1,0 +1,304 @@
+package ssa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	clientgoac "k8s.io/client-go/applyconfigurations"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// Mode says what an apply intent starts from.
+type Mode int
+
+const (
+	// Incremental starts from the fields the manager already owns on the
+	// observed object, so a reconcile that only touches condition A keeps the
+	// condition B the same manager applied last time. It is the default.
+	Incremental Mode = iota
+	// Declarative starts from nothing: whatever the BuildFunc does not state is
+	// released, as with a hand-written apply configuration.
+	Declarative
+)
+
+// BuildFunc edits intent, the apply configuration of one Target as
+// unstructured content that already names the object. observed is the object
+// the decision is taken from; it must not be modified.
+type BuildFunc func(intent, observed *unstructured.Unstructured) error
+
+// ApplyOptions tune one Apply.
+type ApplyOptions struct {
+	// Mode is Incremental unless set.
+	Mode Mode
+	// Guarded sends the observed resourceVersion with the apply and, when it is
+	// stale, reads the object again and rebuilds the intent.
+	Guarded bool
+	// Force takes ownership of contested fields. Only a conflict policy that
+	// decided so sets it; statusapply never forces otherwise.
+	Force bool
+}
+
+// Result is what Apply did.
+type Result struct {
+	// Object is the object after Apply: the API server's response, or the
+	// observed object (possibly read again) when nothing was sent.
+	Object *unstructured.Unstructured
+	// Sent is false when the intent changed nothing and no request was made.
+	Sent bool
+	// Attempts counts the applies sent, retries included.
+	Attempts int
+}
+
+// Applier applies field managers' intents with server-side apply. It is safe
+// for concurrent use and meant to live as long as the controller: it holds the
+// per-object lanes that serialise this process's applies to one object.
+type Applier struct {
+	client  client.Client
+	cfg     config
+	tc      managedfields.TypeConverter
+	lanes   lanes
+	metrics *metrics
+}
+
+// NewApplier returns an Applier writing through c. Built-in kinds are known;
+// add custom resources' schemas with WithTypeConverter.
+func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
+	if c == nil {
+		return nil, invalidf("nil client")
+	}
+	cfg := defaultConfig(c)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.scheme == nil {
+		return nil, invalidf("no scheme: the client has none and WithScheme was not given")
+	}
+	m, err := newMetrics(cfg.registerer)
+	if err != nil {
+		return nil, fmt.Errorf("registering metrics: %w", err)
+	}
+	converters := append(append([]managedfields.TypeConverter{}, cfg.converters...), clientgoac.NewTypeConverter(cfg.scheme))
+	return &Applier{client: c, cfg: cfg, tc: TypeConverters(converters...), metrics: m}, nil
+}
+
+// Scheme is the scheme the Applier maps typed objects with.
+func (a *Applier) Scheme() *runtime.Scheme { return a.cfg.scheme }
+
+// TypeConverter is the combined schema source of the Applier.
+func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
+
+// Observe checks obj and returns it as unstructured content with its apiVersion
+// and kind set, the form Apply takes. Nil and typed-nil objects, objects
+// without a name and kinds the scheme does not know are refused with an error
+// wrapping ErrInvalidInput.
+func (a *Applier) Observe(obj client.Object) (*unstructured.Unstructured, schema.GroupVersionKind, error) {
+	if obj == nil {
+		return nil, schema.GroupVersionKind{}, invalidf("nil object")
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil, schema.GroupVersionKind{}, invalidf("nil %T", obj)
+	}
+	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)
+	if err != nil {
+		return nil, gvk, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
+	}
+	if gvk.Kind == "" || gvk.Version == "" {
+		return nil, gvk, invalidf("%T has no apiVersion or kind", obj)
+	}
+	if obj.GetName() == "" {
+		return nil, gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
+	}
+	var content map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content = u.DeepCopy().Object
+	} else if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+		return nil, gvk, fmt.Errorf("converting %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	return u, gvk, nil
+}
+
+// Apply writes t's intent, built by build on top of what the manager owns on
+// observed (see Mode), with one server-side apply that does not force
+// ownership, unless the intent changes nothing. Applies to the same object from
+// this Applier are sent one at a time. A field-manager conflict is returned as
+// the API server's 409 (see the conflicts package); a guarded apply's stale
+// resourceVersion leads to a read, a rebuild and a retry, bounded by the guard
+// backoff. Errors are *Error and wrap the cause.
+func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Unstructured, build BuildFunc, opts ApplyOptions) (Result, error) {
+	res := Result{Object: observed}
+	fail := func(err error) (Result, error) { return res, &Error{Target: t, Attempts: res.Attempts, Err: err} }
+	if err := t.Validate(); err != nil {
+		return fail(err)
+	}
+	if observed == nil {
+		return fail(invalidf("nil observed object"))
+	}
+	release, err := a.lanes.acquire(ctx, t.Object())
+	if err != nil {
+		return fail(err)
+	}
+	defer release()
+
+	logger := log.FromContext(ctx).WithValues("target", t.String())
+	labels := a.metrics.labels(t)
+	backoff := a.cfg.backoff
+	for {
+		if !HasManagedFields(res.Object) && res.Object.GetResourceVersion() != "" {
+			// Read from a cache that strips managedFields: what the manager owns is
+			// unknown, and guessing "nothing" would release all of it.
+			if res.Object, err = a.read(ctx, t, labels); err != nil {
+				return fail(err)
+			}
+		}
+		intent, owned, err := a.intent(t, res.Object, build, opts.Mode)
+		if err != nil {
+			return fail(err)
+		}
+		if !opts.Force && Unchanged(intent.Object, owned) {
+			a.metrics.skipped.With(labels).Inc()
+			logger.V(1).Info("apply skipped: no change")
+			return res, nil
+		}
+		if uid := res.Object.GetUID(); uid != "" {
+			// Never write to an object other than the one observed: a deleted
+			// object is not recreated, a replaced one is not written.
+			intent.SetUID(uid)
+		}
+		if opts.Guarded {
+			intent.SetResourceVersion(res.Object.GetResourceVersion())
+		}
+		res.Attempts++
+		sendErr := a.send(ctx, t, intent, opts.Force)
+		if sendErr == nil {
+			a.metrics.applies.With(labels).Inc()
+			logger.V(1).Info("applied", "resourceVersion", intent.GetResourceVersion())
+			res.Object, res.Sent = intent, true
+			return res, nil
+		}
+		if !apierrors.IsConflict(sendErr) {
+			return fail(sendErr)
+		}
+		a.metrics.conflicts.With(labels).Inc()
+		if hasCauses(sendErr) {
+			return fail(sendErr) // a field-manager conflict: the caller's policy decides
+		}
+		// A 409 without causes: the resourceVersion or uid precondition failed.
+		fresh, err := a.read(ctx, t, labels)
+		if err != nil {
+			return fail(err)
+		}
+		if fresh.GetUID() != res.Object.GetUID() {
+			return fail(fmt.Errorf("the observed object (uid %s) was deleted: %w", res.Object.GetUID(),
+				apierrors.NewNotFound(schema.GroupResource{Group: t.GVK.Group, Resource: t.GVK.Kind}, t.Name)))
+		}
+		res.Object = fresh
+		if !opts.Guarded {
+			return fail(sendErr)
+		}
+		if backoff.Steps <= 1 {
+			return fail(fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, res.Attempts, sendErr))
+		}
+		a.metrics.retries.With(labels).Inc()
+		logger.V(1).Info("guarded apply found the object changed; retrying", "attempt", res.Attempts)
+		if err := sleep(ctx, backoff.Step()); err != nil {
+			return fail(errors.Join(err, sendErr))
+		}
+	}
+}
+
+// intent builds t's apply configuration and returns it with what the manager
+// owns on observed.
+func (a *Applier) intent(t Target, observed *unstructured.Unstructured, build BuildFunc, mode Mode) (*unstructured.Unstructured, map[string]any, error) {
+	tv, err := a.tc.ObjectToTyped(observed, typed.AllowDuplicates)
+	if err != nil {
+		return nil, nil, err
+	}
+	owned, _, err := ownedIn(tv, observed, t.Manager, t.Subresource)
+	if err != nil {
+		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	intent := &unstructured.Unstructured{Object: map[string]any{}}
+	if mode == Incremental {
+		intent.Object = runtime.DeepCopyJSON(owned)
+	}
+	intent.SetGroupVersionKind(t.GVK)
+	intent.SetName(t.Name)
+	intent.SetNamespace(t.Namespace)
+	if err := build(intent, observed); err != nil {
+		return nil, nil, err
+	}
+	if got := intent.GroupVersionKind(); got != t.GVK || intent.GetName() != t.Name || intent.GetNamespace() != t.Namespace {
+		return nil, nil, invalidf("the apply configuration names %s %s/%s, not the object it was queued for",
+			got.Kind, intent.GetNamespace(), intent.GetName())
+	}
+	pruneEmpty(intent.Object)
+	if _, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has && conditionsAreAtomic(tv) {
+		return nil, nil, invalidf("%s: status.conditions of %s is an atomic list, so every writer would own the whole list "+
+			"and a second writer conflicts with the first; declare it a map list (+listType=map, +listMapKey=type)", t, t.GVK.Kind)
+	}
+	return intent, owned, nil
+}
+
+// send makes the one request. The client decodes the response into intent.
+func (a *Applier) send(ctx context.Context, t Target, intent *unstructured.Unstructured, force bool) error {
+	ac := client.ApplyConfigurationFromUnstructured(intent)
+	owner := client.FieldOwner(t.Manager)
+	if t.Subresource == StatusSubresource {
+		opts := []client.SubResourceApplyOption{owner}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		return a.client.Status().Apply(ctx, ac, opts...)
+	}
+	opts := []client.ApplyOption{owner}
+	if force {
+		opts = append(opts, client.ForceOwnership)
+	}
+	return a.client.Apply(ctx, ac, opts...)
+}
+
+// read gets t's object from the API server (not a cache).
+func (a *Applier) read(ctx context.Context, t Target, labels map[string]string) (*unstructured.Unstructured, error) {
+	a.metrics.reads.With(labels).Inc()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(t.GVK)
+	if err := a.cfg.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
+		return nil, fmt.Errorf("reading the object again: %w", err)
+	}
+	return u, nil
+}
+
+// hasCauses tells a field-manager conflict (a 409 listing the contested fields)
+// from a failed precondition (a 409 without causes).
+func hasCauses(err error) bool {
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) {
+		return false
+	}
+	d := status.Status().Details
+	return d != nil && len(d.Causes) > 0
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,82 @@
+package ssa
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+)
+
+// SetCondition sets the condition of cond.Type in conditions, an apply
+// configuration's list of metav1 conditions, replacing an entry of that type
+// if there is one. observed is the object's current conditions and generation
+// its metadata.generation:
+//
+//   - lastTransitionTime is kept from the observed condition of the same type
+//     when its status is unchanged, and set to now when the status changed or
+//     the type is new (a lastTransitionTime given in cond wins);
+//   - observedGeneration is set to generation unless cond sets it.
+//
+// The condition is validated the way the API server validates metav1.Condition
+// (type and reason format, status True/False/Unknown, message length) so that a
+// bad value fails here, naming the field, and not as a 422 for the whole apply.
+// Errors wrap ErrInvalidInput.
+func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
+	if cond.LastTransitionTime.IsZero() {
+		cond.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
+		for _, o := range observed {
+			if o.Type == cond.Type && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
+				cond.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+	}
+	if cond.ObservedGeneration == 0 {
+		cond.ObservedGeneration = generation
+	}
+	if errs := metav1validation.ValidateCondition(cond, field.NewPath("status", "conditions").Key(cond.Type)); len(errs) > 0 {
+		return fmt.Errorf("%w: condition %q: %w", ErrInvalidInput, cond.Type, errs.ToAggregate())
+	}
+	ac := metav1ac.Condition().
+		WithType(cond.Type).
+		WithStatus(cond.Status).
+		WithReason(cond.Reason).
+		WithMessage(cond.Message).
+		WithLastTransitionTime(cond.LastTransitionTime).
+		WithObservedGeneration(cond.ObservedGeneration)
+	for i := range *conditions {
+		if t := (*conditions)[i].Type; t != nil && *t == cond.Type {
+			(*conditions)[i] = *ac
+			return nil
+		}
+	}
+	*conditions = append(*conditions, *ac)
+	return nil
+}
+
+// RemoveCondition removes the condition of condType from an apply
+// configuration's conditions and reports whether there was one. Applying the
+// result releases the condition: the API server deletes it unless another
+// manager owns it too.
+func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
+	for i := range *conditions {
+		if t := (*conditions)[i].Type; t != nil && *t == condType {
+			*conditions = append((*conditions)[:i], (*conditions)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// FindCondition returns the condition of condType in an apply configuration's
+// conditions, or nil.
+func FindCondition(conditions []metav1ac.ConditionApplyConfiguration, condType string) *metav1ac.ConditionApplyConfiguration {
+	for i := range conditions {
+		if t := conditions[i].Type; t != nil && *t == condType {
+			return &conditions[i]
+		}
+	}
+	return nil
+}

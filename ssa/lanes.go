@@ -1,0 +1,51 @@
+package ssa
+
+import (
+	"context"
+	"sync"
+)
+
+// lanes serialises the applies this process sends to one object. The API
+// server redoes an apply's merge whenever another write to the same object
+// landed first, so concurrent applies to one object are much slower than the
+// same applies sent one after the other; different objects do not interfere
+// and keep their own lanes.
+type lanes struct {
+	mu    sync.Mutex
+	lanes map[ObjectID]*lane
+}
+
+type lane struct {
+	sem   chan struct{}
+	users int
+}
+
+// acquire waits for the object's lane and returns the function that releases it.
+func (l *lanes) acquire(ctx context.Context, id ObjectID) (release func(), err error) {
+	l.mu.Lock()
+	if l.lanes == nil {
+		l.lanes = map[ObjectID]*lane{}
+	}
+	ln := l.lanes[id]
+	if ln == nil {
+		ln = &lane{sem: make(chan struct{}, 1)}
+		l.lanes[id] = ln
+	}
+	ln.users++
+	l.mu.Unlock()
+
+	done := func() {
+		l.mu.Lock()
+		if ln.users--; ln.users == 0 {
+			delete(l.lanes, id)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case ln.sem <- struct{}{}:
+		return func() { <-ln.sem; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
+	}
+}

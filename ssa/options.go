@@ -1,0 +1,63 @@
+package ssa
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// Option configures an Applier.
+type Option func(*config)
+
+type config struct {
+	scheme     *runtime.Scheme
+	converters []managedfields.TypeConverter
+	reader     client.Reader
+	backoff    wait.Backoff
+	registerer prometheus.Registerer
+}
+
+func defaultConfig(c client.Client) config {
+	return config{
+		scheme: c.Scheme(),
+		reader: c,
+		backoff: wait.Backoff{
+			Steps:    5,
+			Duration: 10 * time.Millisecond,
+			Factor:   2,
+			Jitter:   0.2,
+		},
+		registerer: ctrlmetrics.Registry,
+	}
+}
+
+// WithScheme sets the scheme that maps typed objects to their kinds. The
+// default is the client's.
+func WithScheme(s *runtime.Scheme) Option { return func(c *config) { c.scheme = s } }
+
+// WithTypeConverter adds the schemas of kinds the Applier writes, for example a
+// generated applyconfiguration package's NewTypeConverter(scheme) for custom
+// resources. Built-in kinds are always known. Converters are asked in the order
+// they were added, before the built-in one.
+func WithTypeConverter(tc managedfields.TypeConverter) Option {
+	return func(c *config) { c.converters = append(c.converters, tc) }
+}
+
+// WithReader sets where objects are read again, for guarded retries and for
+// observed objects without managedFields. It must read from the API server, not
+// from a cache (for a controller-runtime manager: mgr.GetAPIReader()). The
+// default is the client itself.
+func WithReader(r client.Reader) Option { return func(c *config) { c.reader = r } }
+
+// WithGuardBackoff bounds the retries of a guarded apply whose resourceVersion
+// is stale: Steps is the number of attempts, Duration and Factor space them.
+func WithGuardBackoff(b wait.Backoff) Option { return func(c *config) { c.backoff = b } }
+
+// WithRegisterer registers the Applier's Prometheus counters with r instead of
+// controller-runtime's metrics registry; nil disables registration.
+func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }

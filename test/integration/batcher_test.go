@@ -1,0 +1,436 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+var _ = Describe("Batch", func() {
+	var (
+		ns       string
+		applier  *ssa.Applier
+		requests *testenv.Requests
+	)
+
+	BeforeEach(func(ctx context.Context) {
+		ns = suite.Namespace(ctx, env)
+		applier, _, requests = newApplier()
+	})
+
+	// flushCounted flushes b and returns the requests it sent.
+	flushCounted := func(ctx context.Context, b *batcher.Batch) (map[string]int, error) {
+		requests.Reset()
+		err := b.Flush(ctx)
+		counts := requests.Snapshot()
+		delete(counts, "discovery")
+		return counts, err
+	}
+
+	It("sends one apply per field manager and no GET", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, w, "networking", setCondition("Reachable", metav1.ConditionTrue, "Routed"))).To(Succeed())
+		Expect(b.Pending()).To(HaveLen(2))
+
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"apply": 2}))
+		Expect(b.Pending()).To(BeEmpty())
+
+		got := getWidget(ctx, client.ObjectKeyFromObject(w))
+		Expect(conditionsOf(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Reachable": "True"}))
+		Expect(ownsCondition(got, "readiness", "Ready")).To(BeTrue())
+		Expect(ownsCondition(got, "networking", "Reachable")).To(BeTrue())
+		Expect(ownsCondition(got, "readiness", "Reachable")).To(BeFalse())
+	})
+
+	It("folds 20 mutators of one manager into one apply, each seeing the previous one's edits", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		b := batcher.New(applier)
+		for i := range 20 {
+			Expect(batcher.Status(b, w, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+				st := status(ac)
+				if i > 0 && len(st.Conditions) != i {
+					return errors.New("mutator did not see the previous edits")
+				}
+				return setCondition("C"+string(rune('A'+i)), metav1.ConditionTrue, "Set")(ac, o)
+			})).To(Succeed())
+		}
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"apply": 1}))
+		Expect(getWidget(ctx, client.ObjectKeyFromObject(w)).Status.Conditions).To(HaveLen(20))
+	})
+
+	It("sends nothing when a reconcile repeats itself, leaving the resourceVersion alone", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		reconcile := func(obj *v1alpha1.Widget) (map[string]int, error) {
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, obj, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+				status(ac).WithReadyReplicas(3).WithAttributes(map[string]string{"zone": "a"})
+				return nil
+			})).To(Succeed())
+			return flushCounted(ctx, b)
+		}
+		counts, err := reconcile(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"apply": 1}))
+
+		after := getWidget(ctx, client.ObjectKeyFromObject(w))
+		counts, err = reconcile(after)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(BeEmpty())
+		Expect(getWidget(ctx, client.ObjectKeyFromObject(w)).ResourceVersion).To(Equal(after.ResourceVersion))
+	})
+
+	It("keeps lastTransitionTime while the status holds and moves it when the status changes", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		flush := func(st metav1.ConditionStatus, reason string) *v1alpha1.Widget {
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("Ready", st, reason))).To(Succeed())
+			Expect(b.Flush(ctx)).To(Succeed())
+			return getWidget(ctx, key)
+		}
+		first := flush(metav1.ConditionFalse, "Starting")
+		t0 := first.Status.Conditions[0].LastTransitionTime
+		Expect(first.Status.Conditions[0].ObservedGeneration).To(Equal(first.Generation))
+
+		sleepPastSecond()
+		same := flush(metav1.ConditionFalse, "StillStarting")
+		Expect(same.Status.Conditions[0].Reason).To(Equal("StillStarting"))
+		Expect(same.Status.Conditions[0].LastTransitionTime).To(Equal(t0))
+
+		changed := flush(metav1.ConditionTrue, "Up")
+		Expect(changed.Status.Conditions[0].LastTransitionTime.After(t0.Time)).To(BeTrue())
+	})
+
+	It("keeps what the manager owns in incremental mode and releases it in declarative mode", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("A", metav1.ConditionFalse, "Changed"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False", "B": "True"}),
+			"incremental: B, not touched this time, stays")
+
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("A", metav1.ConditionFalse, "Changed"),
+			batcher.Declarative())).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False"}),
+			"declarative: B, not stated, is released and deleted")
+	})
+
+	It("removes a condition its manager owns", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", removeCondition("A"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"B": "True"}))
+	})
+
+	It("lands a guarded entry after a real concurrent write, re-running its mutators on fresh state", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		runs := 0
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			runs++
+			if runs == 1 {
+				// Another writer lands between observe and apply.
+				other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1"))
+				Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("networking"))).To(Succeed())
+			}
+			status(ac).WithPhase("Planned").WithPlan(acv1alpha1.WidgetPlan().WithID("p-" + o.Status.Endpoint))
+			return nil
+		}, batcher.Guarded())).To(Succeed())
+
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(runs).To(Equal(2), "the mutator ran again on the re-read object")
+		Expect(counts).To(Equal(map[string]int{"apply": 2, "get": 1}), "409, one re-read from the API server, one retry")
+		got := getWidget(ctx, key)
+		Expect(got.Status.Plan.ID).To(Equal("p-10.0.0.1"))
+		Expect(got.Status.Endpoint).To(Equal("10.0.0.1"))
+	})
+
+	It("sends spec before status and holds status back when the spec apply fails", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		b := batcher.New(applier)
+		var order []string
+		Expect(batcher.Status(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			order = append(order, "status")
+			status(ac).WithPhase("Saw-" + o.Spec.Message)
+			return nil
+		})).To(Succeed())
+		Expect(batcher.Object(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			order = append(order, "spec")
+			ac.WithSpec(acv1alpha1.WidgetSpec().WithMessage("hello"))
+			return nil
+		})).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(order).To(Equal([]string{"spec", "status"}))
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Saw-hello"), "status built from the spec apply's response")
+
+		// A spec apply the server refuses (it changes a field another manager
+		// owns) holds the status entry back.
+		other := acv1alpha1.Widget(key.Name, key.Namespace).WithSpec(acv1alpha1.WidgetSpec().WithReplicas(7))
+		Expect(env.Client.Apply(ctx, other, client.FieldOwner("owner"), client.ForceOwnership)).To(Succeed())
+		b = batcher.New(applier)
+		cur := getWidget(ctx, key)
+		Expect(batcher.Object(b, cur, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			ac.Spec.WithReplicas(9)
+			return nil
+		})).To(Succeed())
+		Expect(batcher.Status(b, cur, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			status(ac).WithPhase("Never")
+			return nil
+		})).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "%v", err)
+		Expect(errors.Is(err, batcher.ErrHeldBack)).To(BeTrue())
+		Expect(b.Pending()).To(HaveLen(2), "both entries stay queued")
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Saw-hello"))
+	})
+
+	It("keeps a NotFound entry queued and still lands the other objects", func(ctx context.Context) {
+		w1 := createWidget(ctx, ns, "w1")
+		w2 := createWidget(ctx, ns, "w2")
+		Expect(env.Client.Delete(ctx, w1)).To(Succeed())
+
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w1, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, w2, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(err).To(HaveOccurred())
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		Expect(err.Error()).To(ContainSubstring(ns + "/w1"))
+		Expect(b.Pending()).To(ConsistOf(HaveField("Name", "w1")))
+		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w2)))).To(HaveKey("Ready"))
+	})
+
+	It("does not recreate a deleted object through a main-resource apply", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		Expect(env.Client.Delete(ctx, w)).To(Succeed())
+		b := batcher.New(applier)
+		Expect(batcher.Object(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			ac.WithLabels(map[string]string{"seen": "yes"})
+			return nil
+		})).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(w), &v1alpha1.Widget{}))).To(BeTrue())
+	})
+
+	It("builds a second Flush in one reconcile on the first one's responses, without a GET", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+
+		var seen []string
+		Expect(batcher.Status(b, w, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			for _, c := range o.Status.Conditions {
+				seen = append(seen, c.Type)
+			}
+			return setCondition("B", metav1.ConditionTrue, "Set")(ac, o)
+		})).To(Succeed())
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"apply": 1}))
+		Expect(seen).To(Equal([]string{"A"}), "the mutator observed the first Flush's result")
+		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
+	})
+
+	It("coalesces distinct pointers to one object and holds several kinds in one batch", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		g := &v1alpha1.Gadget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: ns}}
+		Expect(env.Client.Create(ctx, g)).To(Succeed())
+
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "ctrl", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w.DeepCopy(), "ctrl", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, g, "ctrl", func(ac *acv1alpha1.GadgetApplyConfiguration, _ *v1alpha1.Gadget) error {
+			ac.WithStatus(acv1alpha1.GadgetStatus().WithPhase("On"))
+			return nil
+		})).To(Succeed())
+		Expect(b.Pending()).To(HaveLen(2))
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"apply": 2}))
+		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(g), g)).To(Succeed())
+		Expect(g.Status.Phase).To(Equal("On"))
+	})
+
+	It("writes a built-in kind's status conditions next to the kubelet's", func(ctx context.Context) {
+		pod := &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: ns},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}},
+		}
+		Expect(env.Client.Create(ctx, pod)).To(Succeed())
+		kubelet := corev1ac.Pod(pod.Name, ns).WithStatus(corev1ac.PodStatus().WithConditions(
+			corev1ac.PodCondition().WithType(corev1.PodReady).WithStatus(corev1.ConditionFalse)))
+		Expect(env.Client.Status().Apply(ctx, kubelet, client.FieldOwner("kubelet"))).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, pod, "gate", func(ac *corev1ac.PodApplyConfiguration, _ *corev1.Pod) error {
+			ac.WithStatus(corev1ac.PodStatus().WithConditions(corev1ac.PodCondition().
+				WithType("example.com/Gate").WithStatus(corev1.ConditionTrue).WithLastTransitionTime(metav1.Now())))
+			return nil
+		})).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+		var types []corev1.PodConditionType
+		for _, c := range pod.Status.Conditions {
+			types = append(types, c.Type)
+		}
+		Expect(types).To(ConsistOf(corev1.PodReady, corev1.PodConditionType("example.com/Gate")))
+	})
+
+	It("writes an unstructured object", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(w), u)).To(Succeed())
+
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, u, "ctrl", func(ac, _ *unstructured.Unstructured) error {
+			return unstructured.SetNestedField(ac.Object, "10.1.2.3", "status", "endpoint")
+		})).To(Succeed())
+		Expect(batcher.Status(b, u, "other", func(ac, _ *unstructured.Unstructured) error {
+			return unstructured.SetNestedStringMap(ac.Object, map[string]string{"zone": "b"}, "status", "attributes")
+		})).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		got := getWidget(ctx, client.ObjectKeyFromObject(w))
+		Expect(got.Status.Endpoint).To(Equal("10.1.2.3"))
+		Expect(got.Status.Attributes).To(Equal(map[string]string{"zone": "b"}))
+	})
+
+	It("re-reads an observed object whose managedFields were stripped instead of releasing what the manager owns", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+
+		stripped := getWidget(ctx, key)
+		stripped.ManagedFields = nil
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, stripped, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		counts, err := flushCounted(ctx, b)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(counts).To(Equal(map[string]int{"get": 1, "apply": 1}))
+		Expect(conditionsOf(getWidget(ctx, key))).To(HaveLen(2), "A survived")
+	})
+
+	Describe("bad input", func() {
+		It("is refused when queued, before any request, and loses nothing else", func(ctx context.Context) {
+			w := createWidget(ctx, ns, "w1")
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, w, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+
+			var typedNil *v1alpha1.Widget
+			cases := map[string]error{
+				"typed nil":  batcher.Status(b, typedNil, "m", setCondition("X", metav1.ConditionTrue, "R")),
+				"nil object": batcher.Status[client.Object](b, nil, "m", func(*unstructured.Unstructured, client.Object) error { return nil }),
+				"no name": batcher.Status(b, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}, "m",
+					setCondition("X", metav1.ConditionTrue, "R")),
+				"unknown kind": batcher.Status(b, &unregistered{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}}, "m",
+					func(*unstructured.Unstructured, *unregistered) error { return nil }),
+				"empty manager":    batcher.Status(b, w, "", setCondition("X", metav1.ConditionTrue, "R")),
+				"long manager":     batcher.Status(b, w, strings.Repeat("m", 129), setCondition("X", metav1.ConditionTrue, "R")),
+				"nil mutator":      batcher.Status[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration](b, w, "m", nil),
+				"non-pointer type": batcher.Status(b, w, "m", func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }),
+			}
+			for name, err := range cases {
+				Expect(err).To(MatchError(ssa.ErrInvalidInput), name)
+			}
+			Expect(b.Pending()).To(HaveLen(1))
+			requests.Reset()
+			Expect(b.Flush(ctx)).To(Succeed())
+			Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Ready"))
+		})
+
+		It("is refused at Flush, before the entry's request, keeping it queued and sending the rest", func(ctx context.Context) {
+			w := createWidget(ctx, ns, "w1")
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, w, "renamer", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+				ac.WithName("someone-else")
+				return nil
+			})).To(Succeed())
+			Expect(batcher.Status(b, w, "bad-condition", setCondition("Ready", "Maybe", "Unsure"))).To(Succeed())
+			Expect(batcher.Status(b, w, "bad-reason", setCondition("Ready", metav1.ConditionTrue, "not a reason!"))).To(Succeed())
+			Expect(batcher.Status(b, w, "fine", setCondition("Fine", metav1.ConditionTrue, "Up"))).To(Succeed())
+
+			counts, err := flushCounted(ctx, b)
+			Expect(err).To(MatchError(ssa.ErrInvalidInput))
+			Expect(err.Error()).To(ContainSubstring("someone-else"))
+			Expect(err.Error()).To(ContainSubstring("status"))
+			Expect(err.Error()).To(ContainSubstring("reason"))
+			Expect(counts).To(Equal(map[string]int{"apply": 1}), "only the good entry was sent")
+			Expect(b.Pending()).To(HaveLen(3))
+			Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Fine"))
+		})
+
+		It("refuses conditions in an atomic list before sending", func(ctx context.Context) {
+			g := &v1alpha1.Gadget{ObjectMeta: metav1.ObjectMeta{Name: "g1", Namespace: ns}}
+			Expect(env.Client.Create(ctx, g)).To(Succeed())
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, g, "readiness", func(ac *acv1alpha1.GadgetApplyConfiguration, o *v1alpha1.Gadget) error {
+				ac.WithStatus(acv1alpha1.GadgetStatus())
+				return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation,
+					metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up"})
+			})).To(Succeed())
+			counts, err := flushCounted(ctx, b)
+			Expect(err).To(MatchError(ssa.ErrInvalidInput))
+			Expect(err.Error()).To(ContainSubstring("atomic"))
+			Expect(counts).To(BeEmpty())
+			Expect(b.Pending()).To(HaveLen(1))
+		})
+	})
+})
+
+// unregistered is a kind no scheme knows.
+type unregistered struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+}
+
+func (u *unregistered) DeepCopyObject() runtime.Object {
+	out := *u
+	u.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	return &out
+}
