@@ -4,14 +4,17 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -182,6 +185,56 @@ var _ = Describe("Batch", func() {
 		got := getWidget(ctx, key)
 		Expect(got.Status.Plan.ID).To(Equal("p-10.0.0.1"))
 		Expect(got.Status.Endpoint).To(Equal("10.0.0.1"))
+	})
+
+	It("gives up a guarded entry after its retry budget, keeping it queued and wrapping the last 409", func(ctx context.Context) {
+		applier, _, requests = newApplier(ssa.WithGuardBackoff(wait.Backoff{Steps: 3, Duration: time.Millisecond, Factor: 1}))
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		runs := 0
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			runs++
+			// Someone else writes every time, so the observed state is always stale.
+			other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithReadyReplicas(int32(runs)))
+			Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("busy"))).To(Succeed())
+			status(ac).WithPhase("Planned")
+			return nil
+		}, batcher.Guarded())).To(Succeed())
+
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(ssa.ErrRetriesExhausted))
+		Expect(apierrors.IsConflict(err)).To(BeTrue())
+		Expect(err.Error()).To(ContainSubstring("after 3 attempts"))
+		var applyErr *ssa.Error
+		Expect(errors.As(err, &applyErr)).To(BeTrue())
+		Expect(applyErr.Attempts).To(Equal(3))
+		Expect(runs).To(Equal(3))
+		Expect(b.Pending()).To(HaveLen(1))
+		Expect(getWidget(ctx, key).Status.Phase).To(BeEmpty())
+	})
+
+	It("counts applies, no-op skips, conflicts and retries per manager", func(ctx context.Context) {
+		reg := prometheus.NewRegistry()
+		applier, _, _ = newApplier(ssa.WithRegisterer(reg))
+		w := createWidget(ctx, ns, "w1")
+		for range 2 {
+			b := batcher.New(applier)
+			Expect(batcher.Status(b, getWidget(ctx, client.ObjectKeyFromObject(w)), "readiness",
+				setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(b.Flush(ctx)).To(Succeed())
+		}
+		families, err := reg.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		got := map[string]float64{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				got[f.GetName()] += m.GetCounter().GetValue()
+				Expect(m.GetLabel()).To(ContainElement(HaveField("GetValue()", "readiness")))
+			}
+		}
+		Expect(got).To(HaveKeyWithValue("statusapply_applies_total", 1.0))
+		Expect(got).To(HaveKeyWithValue("statusapply_noop_skips_total", 1.0))
 	})
 
 	It("sends spec before status and holds status back when the spec apply fails", func(ctx context.Context) {

@@ -1,0 +1,76 @@
+package ssa
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+)
+
+func TestSetCondition(t *testing.T) {
+	earlier := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	observed := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", LastTransitionTime: earlier}}
+	for _, tc := range []struct {
+		name        string
+		cond        metav1.Condition
+		wantErr     string
+		wantKeptLTT bool
+		wantGen     int64
+	}{
+		{"same status keeps lastTransitionTime", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "StillUp"}, "", true, 4},
+		{"changed status moves it", metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Down"}, "", false, 4},
+		{"new type sets it", metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Routed"}, "", false, 4},
+		{"given observedGeneration wins", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", ObservedGeneration: 2}, "", true, 2},
+		{"empty type", metav1.Condition{Status: metav1.ConditionTrue, Reason: "Up"}, "type", false, 0},
+		{"bad type", metav1.Condition{Type: "not ok!", Status: metav1.ConditionTrue, Reason: "Up"}, "type", false, 0},
+		{"unknown status", metav1.Condition{Type: "Ready", Status: "Maybe", Reason: "Up"}, "status", false, 0},
+		{"empty reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}, "reason", false, 0},
+		{"bad reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "has spaces"}, "reason", false, 0},
+		{"message too long", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: strings.Repeat("x", 32769)}, "message", false, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conds := []metav1ac.ConditionApplyConfiguration{*metav1ac.Condition().WithType("Other").WithStatus(metav1.ConditionTrue)}
+			err := SetCondition(&conds, observed, 4, tc.cond)
+			if tc.wantErr != "" {
+				if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want ErrInvalidInput about %s", err, tc.wantErr)
+				}
+				if len(conds) != 1 {
+					t.Fatalf("a refused condition was added: %v", conds)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := FindCondition(conds, tc.cond.Type)
+			if got == nil || len(conds) != 2 {
+				t.Fatalf("conditions %v, want Other and %s", conds, tc.cond.Type)
+			}
+			if kept := got.LastTransitionTime.Equal(&earlier); kept != tc.wantKeptLTT {
+				t.Fatalf("lastTransitionTime %v kept=%v, want kept=%v", got.LastTransitionTime, kept, tc.wantKeptLTT)
+			}
+			if *got.ObservedGeneration != tc.wantGen {
+				t.Fatalf("observedGeneration %d, want %d", *got.ObservedGeneration, tc.wantGen)
+			}
+		})
+	}
+}
+
+func TestSetConditionReplacesByType(t *testing.T) {
+	var conds []metav1ac.ConditionApplyConfiguration
+	for _, st := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionTrue} {
+		if err := SetCondition(&conds, nil, 1, metav1.Condition{Type: "Ready", Status: st, Reason: "R"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(conds) != 1 || *conds[0].Status != metav1.ConditionTrue {
+		t.Fatalf("conditions %v, want one Ready=True", conds)
+	}
+	if !RemoveCondition(&conds, "Ready") || len(conds) != 0 || RemoveCondition(&conds, "Ready") {
+		t.Fatalf("RemoveCondition did not remove exactly once: %v", conds)
+	}
+}

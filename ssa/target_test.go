@@ -1,0 +1,53 @@
+package ssa
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+func TestTargetValidate(t *testing.T) {
+	good := Target{
+		GVK:       schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"},
+		Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "readiness",
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Target)
+		want   string // "" for valid
+	}{
+		{"valid", func(*Target) {}, ""},
+		{"cluster-scoped main resource", func(t *Target) { t.Namespace, t.Subresource = "", MainResource }, ""},
+		{"manager of 128 characters", func(t *Target) { t.Manager = strings.Repeat("m", 128) }, ""},
+		{"no kind", func(t *Target) { t.GVK.Kind = "" }, "no kind"},
+		{"no name", func(t *Target) { t.Name = "" }, "no name"},
+		{"other subresource", func(t *Target) { t.Subresource = "scale" }, "unsupported subresource"},
+		{"empty manager", func(t *Target) { t.Manager = "" }, "empty field manager"},
+		{"manager of 129 characters", func(t *Target) { t.Manager = strings.Repeat("m", 129) }, "more than 128"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			target := good
+			tc.mutate(&target)
+			err := target.Validate()
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want ErrInvalidInput mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestTargetString(t *testing.T) {
+	target := Target{GVK: schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"},
+		Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "readiness"}
+	if got, want := target.String(), `status of Widget.demo.statusapply.io ns/w1 as "readiness"`; got != want {
+		t.Fatalf("String() = %s, want %s", got, want)
+	}
+}
