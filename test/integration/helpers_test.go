@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"errors"
 	"time"
 
 	"context"
@@ -97,3 +98,5 @@ func sleepPastSecond() {
 	now := time.Now()
 	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
 }
+
+var errFalseClaim = errors.New("the claim does not hold")

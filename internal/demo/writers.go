@@ -1,0 +1,222 @@
+package demo
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// writer is one status writer: a field manager that owns one condition type.
+type writer struct {
+	manager  string
+	condType string
+	client   client.Client
+	requests *testenv.Requests
+}
+
+// rounds is how many times every writer changes its condition.
+const rounds = 3
+
+var writerSpecs = [][2]string{{"readiness", "Ready"}, {"networking", "Reachable"}, {"storage", "Bound"}}
+
+func (s *Session) writers() ([]*writer, error) {
+	var out []*writer
+	for _, spec := range writerSpecs {
+		c, requests, err := s.Env.CountingClient()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &writer{manager: spec[0], condType: spec[1], client: c, requests: requests})
+	}
+	return out, nil
+}
+
+// statusIn returns the status a writer sets in a round: it flips every round,
+// so every write changes something.
+func statusIn(round int) metav1.ConditionStatus {
+	if round%2 == 0 {
+		return metav1.ConditionTrue
+	}
+	return metav1.ConditionFalse
+}
+
+// observeAll has every writer read the object before any of them writes, as
+// reconciles running at the same time do: each decides from a snapshot that
+// lacks what the others are about to write.
+func observeAll(ctx context.Context, ws []*writer, key client.ObjectKey) ([]*v1alpha1.Widget, error) {
+	var snapshots []*v1alpha1.Widget
+	for _, w := range ws {
+		obj := &v1alpha1.Widget{}
+		if err := w.client.Get(ctx, key, obj); err != nil {
+			return nil, err
+		}
+		snapshots = append(snapshots, obj)
+	}
+	return snapshots, nil
+}
+
+// lostAfterRound counts the writers whose condition of this round is not on the object.
+func lostAfterRound(ctx context.Context, c client.Client, key client.ObjectKey, ws []*writer, round int) (int, *v1alpha1.Widget, error) {
+	obj := &v1alpha1.Widget{}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return 0, nil, err
+	}
+	lost := 0
+	for _, w := range ws {
+		if c := meta.FindStatusCondition(obj.Status.Conditions, w.condType); c == nil || c.Status != statusIn(round) {
+			lost++
+		}
+	}
+	return lost, obj, nil
+}
+
+func stepStatusapplyWriters(ctx context.Context, s *Session) (string, error) {
+	ws, err := s.writers()
+	if err != nil {
+		return "", err
+	}
+	obj, err := s.createWidget(ctx, ws[0].client, "shared-ssa")
+	if err != nil {
+		return "", err
+	}
+	key := client.ObjectKeyFromObject(obj)
+	lost, applies, gets := 0, 0, 0
+	for round := range rounds {
+		snapshots, err := observeAll(ctx, ws, key)
+		if err != nil {
+			return "", err
+		}
+		for i, w := range ws {
+			applier, err := newApplier(w.client)
+			if err != nil {
+				return "", err
+			}
+			b := batcher.New(applier)
+			if err := batcher.Status(b, snapshots[i], w.manager, setConditionMutator(w.condType, statusIn(round))); err != nil {
+				return "", err
+			}
+			w.requests.Reset()
+			if err := b.Flush(ctx); err != nil {
+				return "", err
+			}
+			applies += w.requests.Count("apply")
+			gets += w.requests.Count("get")
+		}
+		n, final, err := lostAfterRound(ctx, ws[0].client, key, ws, round)
+		if err != nil {
+			return "", err
+		}
+		lost += n
+		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, strings.Join(conditionTypes(final), " "))
+	}
+	if lost != 0 {
+		return "", fmt.Errorf("%d writer updates were lost; statusapply must lose none", lost)
+	}
+	if applies != rounds*len(ws) || gets != 0 {
+		return "", fmt.Errorf("sent %d applies and %d GETs, want %d applies and no GET", applies, gets, rounds*len(ws))
+	}
+	return fmt.Sprintf("0 of %d writer updates lost; %d applies, one per writer and change, 0 GETs to write", rounds*len(ws), applies), nil
+}
+
+func stepMergePatchWriters(ctx context.Context, s *Session) (string, error) {
+	ws, err := s.writers()
+	if err != nil {
+		return "", err
+	}
+	obj, err := s.createWidget(ctx, ws[0].client, "shared-merge-patch")
+	if err != nil {
+		return "", err
+	}
+	key := client.ObjectKeyFromObject(obj)
+	lost := 0
+	for round := range rounds {
+		snapshots, err := observeAll(ctx, ws, key)
+		if err != nil {
+			return "", err
+		}
+		for i, w := range ws {
+			base := snapshots[i].DeepCopy()
+			meta.SetStatusCondition(&snapshots[i].Status.Conditions, metav1.Condition{
+				Type: w.condType, Status: statusIn(round), Reason: "Demo", Message: "set by " + w.manager,
+			})
+			if err := w.client.Status().Patch(ctx, snapshots[i], client.MergeFrom(base), client.FieldOwner(w.manager)); err != nil {
+				return "", err
+			}
+		}
+		n, final, err := lostAfterRound(ctx, ws[0].client, key, ws, round)
+		if err != nil {
+			return "", err
+		}
+		lost += n
+		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, strings.Join(conditionTypes(final), " "))
+	}
+	if lost == 0 {
+		return "", fmt.Errorf("no update was lost: the merge-patch control did not show the problem")
+	}
+	return fmt.Sprintf("%d of %d writer updates lost: each patch replaced the whole conditions array of its stale snapshot",
+		lost, rounds*len(ws)), nil
+}
+
+func stepOwnership(ctx context.Context, s *Session) (string, error) {
+	c, _, err := s.Env.CountingClient()
+	if err != nil {
+		return "", err
+	}
+	obj := &v1alpha1.Widget{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: "shared-ssa"}, obj); err != nil {
+		return "", err
+	}
+	owners := map[string][]string{}
+	for _, mf := range obj.ManagedFields {
+		if mf.Subresource != "status" || mf.FieldsV1 == nil {
+			continue
+		}
+		set := &fieldpath.Set{}
+		if err := set.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
+			return "", err
+		}
+		for _, cond := range obj.Status.Conditions {
+			if set.Has(fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", cond.Type))) {
+				owners[mf.Manager] = append(owners[mf.Manager], cond.Type)
+			}
+		}
+	}
+	managers := make([]string, 0, len(owners))
+	for m := range owners {
+		managers = append(managers, m)
+	}
+	sort.Strings(managers)
+	fmt.Fprintf(s.Out, "      %-12s %s\n", "MANAGER", "CONDITIONS")
+	for _, m := range managers {
+		fmt.Fprintf(s.Out, "      %-12s %s\n", m, strings.Join(owners[m], ","))
+	}
+	for _, spec := range writerSpecs {
+		if got := owners[spec[0]]; len(got) != 1 || got[0] != spec[1] {
+			return "", fmt.Errorf("%s owns %v, want exactly [%s]", spec[0], got, spec[1])
+		}
+	}
+	return "each writer owns exactly its own condition type", nil
+}
+
+// setConditionMutator contributes one condition to a writer's apply configuration.
+func setConditionMutator(condType string, st metav1.ConditionStatus) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		return ssa.SetCondition(&ac.Status.Conditions, observed.Status.Conditions, observed.Generation,
+			metav1.Condition{Type: condType, Status: st, Reason: "Demo", Message: "set through statusapply"})
+	}
+}
