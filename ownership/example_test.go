@@ -1,0 +1,146 @@
+package ownership_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/config/crd"
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// observed is a Widget as the API server returns it after a legacy writer
+// merge-patched conditions Ready and Synced and an apply manager set Reachable.
+const observed = `{
+  "apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
+  "metadata": {"name": "w1", "namespace": "default", "managedFields": [
+    {"manager": "legacy", "operation": "Update", "subresource": "status",
+     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+     "fieldsV1": {"f:status": {".": {}, "f:phase": {}, "f:conditions": {".": {},
+       "k:{\"type\":\"Ready\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}},
+       "k:{\"type\":\"Synced\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}},
+    {"manager": "networking", "operation": "Apply", "subresource": "status",
+     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:06Z", "fieldsType": "FieldsV1",
+     "fieldsV1": {"f:status": {"f:conditions": {
+       "k:{\"type\":\"Reachable\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}}
+  ]}}`
+
+// decodeWidget decodes the observed Widget.
+func decodeWidget() *v1alpha1.Widget {
+	w := &v1alpha1.Widget{}
+	if err := json.Unmarshal([]byte(observed), w); err != nil {
+		log.Fatal(err)
+	}
+	return w
+}
+
+func ExampleInspect() {
+	o, err := ownership.Inspect(decodeWidget())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(o.ConditionTypes())
+
+	readyStatus := fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "Ready"), "status")
+	for _, e := range o.Owners(readyStatus) {
+		fmt.Println(readyStatus, "is owned by", e)
+	}
+	for _, e := range o.Legacy() {
+		fmt.Println("legacy:", e, "holds", e.StatusFields().Leaves().Size(), "status leaves")
+	}
+
+	// A stripped object is an error, never "owns nothing".
+	stripped := decodeWidget()
+	stripped.ManagedFields = nil
+	_, err = ownership.Inspect(stripped)
+	fmt.Println(errors.Is(err, ownership.ErrNoManagedFields))
+	// Output:
+	// map[legacy:[Ready Synced] networking:[Reachable]]
+	// .status.conditions[type="Ready"].status is owned by legacy (Update, status)
+	// legacy: legacy (Update, status) holds 11 status leaves
+	// true
+}
+
+func ExampleLintCRDs() {
+	crds, err := crd.CRDs()
+	if err != nil {
+		log.Fatal(err)
+	}
+	findings := ownership.LintCRDs(crds...)
+	for _, f := range findings {
+		fmt.Println(f.CRD, f.Version, f.Path, f.Severity)
+	}
+	fmt.Println("fail CI:", ownership.HasErrors(findings))
+	// Output:
+	// gadgets.demo.statusapply.io v1alpha1 status.conditions error
+	// widgets.demo.statusapply.io v1alpha1 status.plan.steps warning
+	// fail CI: true
+}
+
+func ExamplePlan_Rewrite() {
+	w := decodeWidget()
+	plan := ownership.Plan{
+		Conditions: map[string]string{"Ready": "readiness", "Synced": "sync"},
+		Managers:   map[string]string{"legacy": "summary"},
+	}
+	entries, changed, err := plan.Rewrite(w, time.Now())
+	if err != nil {
+		log.Fatal(err)
+	}
+	after, err := ownership.InspectEntries(ownership.RefOf(w), entries)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(changed)
+	fmt.Print(after)
+	// Output:
+	// true
+	// Widget default/w1:
+	//   summary (Apply, status) status=.status.phase
+	//   networking (Apply, status) conditions=Reachable
+	//   readiness (Apply, status) conditions=Ready
+	//   sync (Apply, status) conditions=Synced
+}
+
+// A migration run from a tool or a one-off job: dry run first, then for real.
+func ExampleMigrator_MigrateList() {
+	var c client.Client // an uncached client for the cluster
+	ctx := context.Background()
+	plan := ownership.Plan{
+		Conditions:      map[string]string{"Ready": "readiness", "Reachable": "networking"},
+		Managers:        map[string]string{"widget-controller": "summary"},
+		ReleaseUnmapped: true,
+	}
+	list := &v1alpha1.WidgetList{}
+	if err := c.List(ctx, list); err != nil {
+		log.Fatal(err)
+	}
+	for _, dryRun := range []bool{true, false} {
+		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(dryRun),
+			ownership.WithProgress(func(p ownership.Progress) {
+				if p.Err != nil {
+					log.Printf("%d/%d %v", p.Done, p.Total, p.Err)
+				} else if p.Result.Changed {
+					log.Printf("%d/%d %s", p.Done, p.Total, p.Result)
+				}
+			}))
+		if err != nil {
+			log.Fatal(err)
+		}
+		report, err := m.MigrateList(ctx, list)
+		if err != nil {
+			log.Fatal(err)
+		}
+		log.Println(report)
+		if report.Err() != nil {
+			log.Fatal(report.Err())
+		}
+	}
+}

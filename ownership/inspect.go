@@ -1,0 +1,285 @@
+package ownership
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// BeforeFirstApplyManager is the manager name the API server gives to every
+// field that existed, untracked, when an object without managedFields saw
+// its first apply. It is an Update owner, so it conflicts with apply managers
+// that change those fields and keeps fields alive that they drop; this
+// package treats it as a legacy writer.
+const BeforeFirstApplyManager = "before-first-apply"
+
+// StatusSubresource is the subresource name recorded in managedFields for
+// writes through /status.
+const StatusSubresource = "status"
+
+// Entry is one managedFields record with its field set decoded.
+type Entry struct {
+	// Manager is the field manager's name.
+	Manager string
+	// Operation is Apply for server-side apply, Update for everything else
+	// (create, update, JSON and merge patches).
+	Operation metav1.ManagedFieldsOperationType
+	// Subresource is "status" for writes through /status, else empty.
+	Subresource string
+	// APIVersion is the version the field set is expressed in.
+	APIVersion string
+	// Time is when the manager last changed a field it owns; zero when the
+	// server recorded none.
+	Time time.Time
+	// Fields is the set of fields the entry owns. Callers may read it but
+	// must not modify it.
+	Fields *fieldpath.Set
+}
+
+// Legacy reports whether the entry belongs to a legacy status writer: an
+// Update on the status subresource (merge patch, JSON patch or update of
+// /status), or the API server's before-first-apply attribution. Their fields
+// are what a migration hands to apply managers.
+func (e Entry) Legacy() bool {
+	if e.Operation != metav1.ManagedFieldsOperationUpdate {
+		return false
+	}
+	return e.Subresource == StatusSubresource || e.Manager == BeforeFirstApplyManager
+}
+
+// Owns reports whether the entry owns exactly the field at p.
+func (e Entry) Owns(p fieldpath.Path) bool {
+	return e.Fields != nil && e.Fields.Has(p)
+}
+
+// ConditionTypes lists, sorted, the condition types whose
+// .status.conditions[type=X] entries the manager owns all or part of.
+func (e Entry) ConditionTypes() []string {
+	return conditionTypes(e.Fields)
+}
+
+// StatusFields returns the fields the entry owns at or below .status, with
+// full paths.
+func (e Entry) StatusFields() *fieldpath.Set {
+	return Subtree(e.Fields, StatusPath())
+}
+
+// String renders the entry's identity as the API server spells it in
+// managedFields: "manager (Operation, subresource)".
+func (e Entry) String() string {
+	if e.Subresource == "" {
+		return fmt.Sprintf("%s (%s)", e.Manager, e.Operation)
+	}
+	return fmt.Sprintf("%s (%s, %s)", e.Manager, e.Operation, e.Subresource)
+}
+
+// Ownership is an object's managedFields, decoded. It is a snapshot: it does
+// not follow later changes to the object.
+type Ownership struct {
+	// Object names the object the managedFields came from.
+	Object ObjectRef
+	// Entries are in the order the API server returned them.
+	Entries []Entry
+}
+
+// Inspect decodes obj's managedFields; obj may be a typed object or an
+// *unstructured.Unstructured.
+//
+// An object with no managedFields at all yields an *ObjectError wrapping
+// ErrNoManagedFields rather than an empty Ownership, so that callers cannot
+// mistake a stripped object for one whose managers own nothing. A field set
+// that does not decode is an error too.
+func Inspect(obj metav1.Object) (*Ownership, error) {
+	return InspectEntries(RefOf(obj), obj.GetManagedFields())
+}
+
+// InspectEntries decodes managedFields that were read apart from their
+// object, such as the result of a migration; ref names the object in errors.
+// Empty managedFields yield ErrNoManagedFields, as for Inspect.
+func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*Ownership, error) {
+	if len(managedFields) == 0 {
+		return nil, &ObjectError{Object: ref, Op: "inspecting", Err: ErrNoManagedFields}
+	}
+	o := &Ownership{Object: ref, Entries: make([]Entry, 0, len(managedFields))}
+	for _, mf := range managedFields {
+		e, err := decodeEntry(mf)
+		if err != nil {
+			return nil, &ObjectError{Object: ref, Op: "inspecting", Err: err}
+		}
+		o.Entries = append(o.Entries, e)
+	}
+	return o, nil
+}
+
+// decodeEntry turns one managedFields record into an Entry.
+func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
+	e := Entry{
+		Manager:     mf.Manager,
+		Operation:   mf.Operation,
+		Subresource: mf.Subresource,
+		APIVersion:  mf.APIVersion,
+		Fields:      fieldpath.NewSet(),
+	}
+	if mf.Time != nil {
+		e.Time = mf.Time.Time
+	}
+	if mf.FieldsType != "" && mf.FieldsType != "FieldsV1" {
+		return Entry{}, fmt.Errorf("manager %s: unsupported fieldsType %q", e, mf.FieldsType)
+	}
+	if mf.FieldsV1 == nil {
+		return e, nil
+	}
+	if err := e.Fields.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
+		return Entry{}, fmt.Errorf("manager %s: decoding fieldsV1: %w", e, err)
+	}
+	return e, nil
+}
+
+// Owners returns the entries that own exactly the field at p, such as
+// ConditionPath("Ready") or
+// fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "Ready"), "status").
+// A manager with several entries (Update and Apply, or two subresources)
+// appears once per entry.
+func (o *Ownership) Owners(p fieldpath.Path) []Entry {
+	var out []Entry
+	for _, e := range o.Entries {
+		if e.Owns(p) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Managers returns the entries of the named manager, whatever their
+// operation and subresource.
+func (o *Ownership) Managers(name string) []Entry {
+	var out []Entry
+	for _, e := range o.Entries {
+		if e.Manager == name {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// ConditionTypes maps each manager name to the sorted condition types it owns
+// all or part of, merging the manager's entries. Managers that own no
+// condition are left out.
+func (o *Ownership) ConditionTypes() map[string][]string {
+	out := map[string][]string{}
+	for _, e := range o.Entries {
+		if types := e.ConditionTypes(); len(types) > 0 {
+			out[e.Manager] = sortedUnique(append(out[e.Manager], types...))
+		}
+	}
+	return out
+}
+
+// ConditionOwners returns the entries that own all or part of the condition
+// of the given type.
+func (o *Ownership) ConditionOwners(condType string) []Entry {
+	var out []Entry
+	for _, e := range o.Entries {
+		if slices.Contains(e.ConditionTypes(), condType) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Legacy returns the legacy writers' entries (see Entry.Legacy); their
+// StatusFields are what they hold.
+func (o *Ownership) Legacy() []Entry {
+	var out []Entry
+	for _, e := range o.Entries {
+		if e.Legacy() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// SharedField is a status field owned by more than one manager. With
+// server-side apply, a shared field changes only when every owner applies the
+// same value or one forces; a legacy co-owner keeps it alive when the others
+// drop it.
+type SharedField struct {
+	// Path is the field, such as .status.conditions[type="Ready"].status.
+	Path fieldpath.Path
+	// Managers are the distinct owner names, sorted.
+	Managers []string
+}
+
+// SharedStatusFields returns the fields at or below .status owned by more
+// than one distinct manager name, sorted by path.
+func (o *Ownership) SharedStatusFields() []SharedField {
+	type owners struct {
+		path     fieldpath.Path
+		managers []string
+	}
+	byPath := map[string]*owners{}
+	for _, e := range o.Entries {
+		e.StatusFields().Iterate(func(p fieldpath.Path) {
+			key := p.String()
+			ow, ok := byPath[key]
+			if !ok {
+				ow = &owners{path: p.Copy()}
+				byPath[key] = ow
+			}
+			if !slices.Contains(ow.managers, e.Manager) {
+				ow.managers = append(ow.managers, e.Manager)
+			}
+		})
+	}
+	var out []SharedField
+	for _, ow := range byPath {
+		if len(ow.managers) > 1 {
+			out = append(out, SharedField{Path: ow.path, Managers: sortedUnique(ow.managers)})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path.Compare(out[j].Path) < 0 })
+	return out
+}
+
+// String renders one line per entry with the condition types and the other
+// status fields it owns, for dry-run output and logs.
+func (o *Ownership) String() string {
+	if o == nil {
+		return "(no managedFields)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:\n", o.Object)
+	for _, e := range o.Entries {
+		fmt.Fprintf(&b, "  %s", e)
+		if types := e.ConditionTypes(); len(types) > 0 {
+			fmt.Fprintf(&b, " conditions=%s", strings.Join(types, ","))
+		}
+		if other := otherStatusLeaves(e); len(other) > 0 {
+			fmt.Fprintf(&b, " status=%s", strings.Join(other, ","))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// otherStatusLeaves lists the leaf status fields an entry owns outside
+// .status.conditions, as path strings.
+func otherStatusLeaves(e Entry) []string {
+	conditions := Subtree(e.Fields, ConditionsPath())
+	var out []string
+	e.StatusFields().Difference(conditions).Leaves().Iterate(func(p fieldpath.Path) {
+		out = append(out, p.String())
+	})
+	return out
+}
+
+// sortedUnique sorts s and removes duplicates in place.
+func sortedUnique(s []string) []string {
+	slices.Sort(s)
+	return slices.Compact(s)
+}

@@ -1,0 +1,232 @@
+package ownership
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+)
+
+func TestInspectNoManagedFields(t *testing.T) {
+	for name, mfs := range map[string][]metav1.ManagedFieldsEntry{"nil": nil, "empty": {}} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Inspect(widget(mfs...))
+			if !errors.Is(err, ErrNoManagedFields) {
+				t.Fatalf("err = %v, want ErrNoManagedFields", err)
+			}
+			var oe *ObjectError
+			if !errors.As(err, &oe) || oe.Object != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+				t.Fatalf("err = %#v, want an ObjectError naming Widget ns/w", err)
+			}
+		})
+	}
+}
+
+func TestInspectBadFields(t *testing.T) {
+	bad := entry("x", update, "status", `{"f:status":`)
+	wrongType := entry("y", update, "status", legacyAB)
+	wrongType.FieldsType = "FieldsV2"
+	for name, mf := range map[string]metav1.ManagedFieldsEntry{"undecodable": bad, "fieldsType": wrongType} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Inspect(widget(mf)); err == nil {
+				t.Fatal("want an error")
+			}
+		})
+	}
+}
+
+func TestInspect(t *testing.T) {
+	statusOf := func(condType string) fieldpath.Path {
+		return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", condType), "status")
+	}
+	tests := []struct {
+		name       string
+		mfs        []metav1.ManagedFieldsEntry
+		conditions map[string][]string
+		legacy     []string
+		owners     map[string][]string // path string -> managers
+		shared     map[string][]string
+	}{
+		{
+			name:       "legacy merge-patch writer",
+			mfs:        []metav1.ManagedFieldsEntry{entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)},
+			conditions: map[string][]string{"legacy": {"A", "B"}},
+			legacy:     []string{"legacy"},
+			owners: map[string][]string{
+				statusOf("A").String():                               {"legacy"},
+				fieldpath.MakePathOrDie("status", "phase").String():  {"legacy"},
+				fieldpath.MakePathOrDie("spec", "replicas").String(): {"creator"},
+			},
+			shared: map[string][]string{},
+		},
+		{
+			name: "legacy and apply managers sharing a condition",
+			mfs: []metav1.ManagedFieldsEntry{
+				entry("legacy", update, "status", legacyAB), entry("networking", apply, "status", applyB),
+				entry("readiness", apply, "status", applyR),
+			},
+			conditions: map[string][]string{"legacy": {"A", "B"}, "networking": {"B"}, "readiness": {"R"}},
+			legacy:     []string{"legacy"},
+			owners: map[string][]string{
+				statusOf("B").String():       {"legacy", "networking"},
+				statusOf("R").String():       {"readiness"},
+				ConditionPath("B").String():  {"legacy", "networking"},
+				ConditionsPath().String():    {"legacy"},
+				statusOf("Missing").String(): nil,
+				StatusPath().String():        {"legacy"},
+			},
+			shared: map[string][]string{
+				ConditionPath("B").String():                         {"legacy", "networking"},
+				statusOf("B").String():                              {"legacy", "networking"},
+				ConditionPath("B").String() + ".lastTransitionTime": {"legacy", "networking"},
+				ConditionPath("B").String() + ".message":            {"legacy", "networking"},
+				ConditionPath("B").String() + ".reason":             {"legacy", "networking"},
+				ConditionPath("B").String() + ".type":               {"legacy", "networking"},
+			},
+		},
+		{
+			name: "before-first-apply is legacy whatever its subresource",
+			mfs: []metav1.ManagedFieldsEntry{
+				entry(BeforeFirstApplyManager, update, "", createSpec), entry(BeforeFirstApplyManager, update, "status", legacyAB),
+				entry("readiness", apply, "status", applyR), entry("kubectl", update, "", createSpec),
+			},
+			conditions: map[string][]string{BeforeFirstApplyManager: {"A", "B"}, "readiness": {"R"}},
+			legacy:     []string{BeforeFirstApplyManager, BeforeFirstApplyManager},
+			owners: map[string][]string{
+				fieldpath.MakePathOrDie("spec", "replicas").String(): {BeforeFirstApplyManager, "kubectl"},
+			},
+			shared: map[string][]string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := mustInspect(t, widget(tt.mfs...))
+			if got := o.ConditionTypes(); !reflect.DeepEqual(got, tt.conditions) {
+				t.Errorf("ConditionTypes() = %v, want %v", got, tt.conditions)
+			}
+			if got := managerNames(o.Legacy()); !reflect.DeepEqual(got, tt.legacy) {
+				t.Errorf("Legacy() = %v, want %v", got, tt.legacy)
+			}
+			for _, e := range o.Entries {
+				if e.Time.IsZero() || e.APIVersion == "" {
+					t.Errorf("entry %s lost its time or API version", e)
+				}
+			}
+			for p, want := range tt.owners {
+				path := pathFromString(t, o, p)
+				if path == nil {
+					if want != nil {
+						t.Errorf("no entry has path %s", p)
+					}
+					continue
+				}
+				if got := managerNames(o.Owners(path)); !reflect.DeepEqual(got, want) {
+					t.Errorf("Owners(%s) = %v, want %v", p, got, want)
+				}
+			}
+			got := map[string][]string{}
+			for _, sf := range o.SharedStatusFields() {
+				got[sf.Path.String()] = sf.Managers
+			}
+			if !reflect.DeepEqual(got, tt.shared) {
+				t.Errorf("SharedStatusFields() = %v, want %v", got, tt.shared)
+			}
+		})
+	}
+}
+
+// pathFromString finds the path printed as p among the fields any entry
+// owns, so tables can name paths as the API server prints them.
+func pathFromString(t *testing.T, o *Ownership, p string) fieldpath.Path {
+	t.Helper()
+	for _, e := range o.Entries {
+		var found fieldpath.Path
+		e.Fields.Iterate(func(q fieldpath.Path) {
+			if q.String() == p {
+				found = q.Copy()
+			}
+		})
+		if found != nil {
+			return found
+		}
+	}
+	return nil
+}
+
+// managerNames lists the entries' manager names in order.
+func managerNames(es []Entry) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Manager)
+	}
+	return out
+}
+
+func TestInspectUnstructuredMatchesTyped(t *testing.T) {
+	w := widget(entry("legacy", update, "status", legacyAB), entry("readiness", apply, "status", applyR))
+	w.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	typed, untyped := mustInspect(t, w), func() *Ownership {
+		o, err := Inspect(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}()
+	if typed.Object != untyped.Object {
+		t.Errorf("objects differ: %v vs %v", typed.Object, untyped.Object)
+	}
+	if !reflect.DeepEqual(typed.ConditionTypes(), untyped.ConditionTypes()) {
+		t.Errorf("condition types differ: %v vs %v", typed.ConditionTypes(), untyped.ConditionTypes())
+	}
+	if typed.String() != untyped.String() {
+		t.Errorf("renderings differ:\n%s\n%s", typed, untyped)
+	}
+}
+
+func TestRefOf(t *testing.T) {
+	if got := RefOf(widget()); got != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+		t.Errorf("typed without kind: %v", got)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetKind("Gadget")
+	u.SetName("g")
+	if got := RefOf(u); got.String() != "Gadget g" {
+		t.Errorf("unstructured cluster-scoped: %q", got)
+	}
+}
+
+func TestSubtree(t *testing.T) {
+	o := mustInspect(t, widget(entry("legacy", update, "status", legacyAB)))
+	set := o.Entries[0].Fields
+	sub := Subtree(set, ConditionPath("A"))
+	if sub.Size() == 0 || sub.Has(StatusPath()) || sub.Has(ConditionsPath()) {
+		t.Fatalf("Subtree must hold the item and its fields only, got:\n%s", sub)
+	}
+	want := []string{
+		`.status.conditions[type="A"]`, `.status.conditions[type="A"].lastTransitionTime`,
+		`.status.conditions[type="A"].message`, `.status.conditions[type="A"].reason`,
+		`.status.conditions[type="A"].status`, `.status.conditions[type="A"].type`,
+	}
+	var got []string
+	sub.Iterate(func(p fieldpath.Path) { got = append(got, p.String()) })
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Subtree = %v, want %v", got, want)
+	}
+	if !Subtree(set, ConditionPath("Z")).Empty() || !Subtree(nil, StatusPath()).Empty() {
+		t.Error("Subtree of a missing prefix must be empty")
+	}
+	if set.Difference(sub).Has(ConditionPath("A")) || !set.Difference(sub).Has(ConditionsPath()) {
+		t.Error("removing the subtree must keep the ancestors")
+	}
+}

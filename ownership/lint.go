@@ -1,0 +1,241 @@
+package ownership
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// Severity ranks a lint finding.
+type Severity string
+
+const (
+	// SeverityError marks a schema that breaks several status writers outright:
+	// CI should fail on it.
+	SeverityError Severity = "error"
+	// SeverityWarning marks a schema that is fine with one writer per field but
+	// makes writers fight once two of them set the same list or map.
+	SeverityWarning Severity = "warning"
+)
+
+// Finding is one lint result.
+type Finding struct {
+	// File is the manifest the CRD came from; empty for CRDs passed as objects.
+	File string
+	// CRD is the CustomResourceDefinition's name, such as widgets.example.com.
+	CRD string
+	// Version is the served version whose schema has the problem.
+	Version string
+	// Path is the field in the schema, such as status.conditions; list items
+	// are written as [] (status.items[].ports).
+	Path string
+	// Severity says whether CI should fail.
+	Severity Severity
+	// Message explains the problem and the fix.
+	Message string
+}
+
+// String renders the finding as "file: crd version path: severity: message".
+func (f Finding) String() string {
+	where := f.CRD + " " + f.Version + " " + f.Path
+	if f.File != "" {
+		where = f.File + ": " + where
+	}
+	return fmt.Sprintf("%s: %s: %s", where, f.Severity, f.Message)
+}
+
+// HasErrors reports whether any finding is an error, for CI gates.
+func HasErrors(findings []Finding) bool {
+	return slices.ContainsFunc(findings, func(f Finding) bool { return f.Severity == SeverityError })
+}
+
+// LintCRDs checks the status schema of every served version of each CRD, and
+// returns the findings in the order of the CRDs given, then versions, then
+// paths (sorted). It never fails: a CRD
+// or version without a schema has nothing to check.
+//
+// status.conditions that is not x-kubernetes-list-type: map with
+// x-kubernetes-list-map-keys: [type] is an error, because the whole list then
+// has one owner and every second writer's apply conflicts. Other atomic lists
+// (no list type, or atomic) and atomic maps or structs anywhere under status
+// are warnings, because two writers setting them would conflict in the same
+// way. Fields inside an atomic list or map are not reported again.
+func LintCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) []Finding {
+	var out []Finding
+	for _, crd := range crds {
+		if crd == nil {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+				continue
+			}
+			status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]
+			if !ok {
+				continue
+			}
+			l := &schemaLinter{crd: crd.Name, version: v.Name}
+			l.walk("status", &status)
+			out = append(out, l.findings...)
+		}
+	}
+	return out
+}
+
+// LintFiles reads CRD manifests, each possibly holding several YAML (or JSON)
+// documents, and lints every CustomResourceDefinition in them; other kinds
+// are skipped. Findings carry the file name. An unreadable file or a
+// document that does not parse is an error naming the file.
+func LintFiles(paths ...string) ([]Finding, error) {
+	var out []Finding
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("linting CRDs: %w", err)
+		}
+		findings, err := LintManifest(path, data)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, findings...)
+	}
+	return out, nil
+}
+
+// LintManifest lints the CRDs in data, a multi-document YAML (or JSON)
+// manifest; name labels the findings and errors, and need not be a path on
+// disk (embedded manifests pass their file name).
+func LintManifest(name string, data []byte) ([]Finding, error) {
+	crds, err := DecodeCRDs(name, data)
+	if err != nil {
+		return nil, err
+	}
+	findings := LintCRDs(crds...)
+	for i := range findings {
+		findings[i].File = name
+	}
+	return findings, nil
+}
+
+// DecodeCRDs returns the CustomResourceDefinitions among the documents of a
+// multi-document YAML (or JSON) manifest, skipping empty documents and other
+// kinds; name labels errors.
+func DecodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for doc := 1; ; doc++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading document %d: %w", name, doc, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(raw, crd); err != nil {
+			return nil, fmt.Errorf("%s: decoding document %d: %w", name, doc, err)
+		}
+		if crd.Kind != "CustomResourceDefinition" || !strings.HasPrefix(crd.APIVersion, apiextensionsv1.GroupName+"/") {
+			continue
+		}
+		out = append(out, crd)
+	}
+}
+
+// schemaLinter collects the findings of one CRD version's status schema.
+type schemaLinter struct {
+	crd, version string
+	findings     []Finding
+}
+
+// report records a finding at path.
+func (l *schemaLinter) report(path string, sev Severity, msg string) {
+	l.findings = append(l.findings, Finding{CRD: l.crd, Version: l.version, Path: path, Severity: sev, Message: msg})
+}
+
+// walk checks the schema s found at path and descends into its children,
+// in sorted property order so that findings are stable.
+func (l *schemaLinter) walk(path string, s *apiextensionsv1.JSONSchemaProps) {
+	if path == "status.conditions" && l.checkConditions(path, s) {
+		return
+	}
+	switch {
+	case s.Type == "array" || s.Items != nil:
+		lt := ""
+		if s.XListType != nil {
+			lt = *s.XListType
+		}
+		if lt == "" || lt == "atomic" {
+			how := "x-kubernetes-list-type is unset, so the list is atomic"
+			if lt == "atomic" {
+				how = "x-kubernetes-list-type is atomic"
+			}
+			l.report(path, SeverityWarning, fmt.Sprintf(
+				"%s: the whole list has one owner, and a second status writer that sets it conflicts with the first; "+
+					"if several writers contribute items, make it a map-list keyed by a unique field "+
+					"(kubebuilder markers +listType=map and +listMapKey=<field>) or a set of scalars (+listType=set)", how))
+			return
+		}
+		if s.Items != nil && s.Items.Schema != nil {
+			l.walk(path+"[]", s.Items.Schema)
+		}
+	default:
+		if s.XMapType != nil && *s.XMapType == "atomic" {
+			l.report(path, SeverityWarning,
+				"x-kubernetes-map-type is atomic: the whole object has one owner, and a second status writer that sets any "+
+					"field of it conflicts with the first; if several writers contribute fields, drop the marker or use "+
+					"+mapType=granular")
+			return
+		}
+		names := make([]string, 0, len(s.Properties))
+		for name := range s.Properties {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			child := s.Properties[name]
+			l.walk(path+"."+name, &child)
+		}
+		if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+			l.walk(path+".*", s.AdditionalProperties.Schema)
+		}
+	}
+}
+
+// checkConditions reports status.conditions unless it is a map-list keyed by
+// type alone, and says whether it reported (then its items are not walked).
+func (l *schemaLinter) checkConditions(path string, s *apiextensionsv1.JSONSchemaProps) bool {
+	lt := ""
+	if s.XListType != nil {
+		lt = *s.XListType
+	}
+	if lt == "map" && slices.Equal(s.XListMapKeys, []string{conditionKey}) {
+		return false
+	}
+	var what string
+	switch {
+	case lt == "":
+		what = "x-kubernetes-list-type is unset, so the list is atomic"
+	case lt == "map":
+		what = fmt.Sprintf("x-kubernetes-list-map-keys is %v, not [type]", s.XListMapKeys)
+	default:
+		what = fmt.Sprintf("x-kubernetes-list-type is %s", lt)
+	}
+	l.report(path, SeverityError, what+
+		": the conditions list has one owner as a whole, so every second status writer's apply conflicts "+
+		"and a writer cannot drop its own condition; mark the field with the kubebuilder markers "+
+		"+listType=map and +listMapKey=type (x-kubernetes-list-type: map, x-kubernetes-list-map-keys: [type])")
+	return true
+}

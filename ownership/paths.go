@@ -1,0 +1,90 @@
+package ownership
+
+import (
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// conditionKey is the map-list key of status conditions.
+const conditionKey = "type"
+
+// StatusPath is the path of .status, the root of everything this package
+// inspects and migrates.
+func StatusPath() fieldpath.Path {
+	return fieldpath.MakePathOrDie("status")
+}
+
+// ConditionsPath is the path of .status.conditions.
+func ConditionsPath() fieldpath.Path {
+	return fieldpath.MakePathOrDie("status", "conditions")
+}
+
+// ConditionPath is the path of the condition of the given type in a map-list
+// keyed by type; it prints as .status.conditions[type="X"], the format the API
+// server uses in conflict causes.
+func ConditionPath(condType string) fieldpath.Path {
+	return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields(conditionKey, condType))
+}
+
+// Subtree returns the members of s that are prefix itself or lie below it,
+// with their full paths; ancestors of prefix are not included even when they
+// are members. It never modifies s.
+func Subtree(s *fieldpath.Set, prefix fieldpath.Path) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	if s == nil || len(prefix) == 0 {
+		return out
+	}
+	cur := s
+	for _, pe := range prefix[:len(prefix)-1] {
+		child, ok := cur.Children.Get(pe)
+		if !ok {
+			return out
+		}
+		cur = child
+	}
+	last := prefix[len(prefix)-1]
+	if cur.Members.Has(last) {
+		out.Insert(prefix.Copy())
+	}
+	if child, ok := cur.Children.Get(last); ok {
+		child.Iterate(func(p fieldpath.Path) {
+			full := append(prefix.Copy(), p...)
+			out.Insert(full)
+		})
+	}
+	return out
+}
+
+// conditionTypes lists the condition types whose map-list entries appear in s
+// (as a member or with members below), in sorted order.
+func conditionTypes(s *fieldpath.Set) []string {
+	if s == nil {
+		return nil
+	}
+	list := s.WithPrefix(fieldpath.FieldNameElement("status")).WithPrefix(fieldpath.FieldNameElement("conditions"))
+	var types []string
+	add := func(pe fieldpath.PathElement) {
+		if t, ok := conditionTypeOf(pe); ok {
+			types = append(types, t)
+		}
+	}
+	list.Members.Iterate(add)
+	list.Children.Iterate(func(pe fieldpath.PathElement) {
+		if !list.Members.Has(pe) {
+			add(pe)
+		}
+	})
+	return sortedUnique(types)
+}
+
+// conditionTypeOf returns the type of a conditions map-list key element.
+func conditionTypeOf(pe fieldpath.PathElement) (string, bool) {
+	if pe.Key == nil {
+		return "", false
+	}
+	for _, f := range *pe.Key {
+		if f.Name == conditionKey && f.Value != nil && f.Value.IsString() {
+			return f.Value.AsString(), true
+		}
+	}
+	return "", false
+}

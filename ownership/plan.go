@@ -1,0 +1,334 @@
+package ownership
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+)
+
+// Plan says which apply manager takes over which status fields from the
+// legacy writers (see Entry.Legacy). It is a pure description: Rewrite
+// computes the new managedFields and Migrator writes them.
+//
+// Conditions are moved first, so a legacy manager can be split per condition
+// type and its remaining status fields handed whole to one manager.
+type Plan struct {
+	// Conditions maps a condition type to the apply manager that takes over
+	// the .status.conditions[type=X] entry (and everything below it) from
+	// every legacy entry that holds it. The new owner is an Apply entry on the
+	// status subresource, in the legacy entry's API version.
+	Conditions map[string]string
+
+	// Managers maps a legacy manager name to the apply manager that takes
+	// over all the status fields it still holds after Conditions were moved.
+	// Update entries on the status subresource are upgraded with client-go's
+	// csaupgrade, which merges the legacy entry of the target's API version
+	// and drops the manager's entries in other versions (their fields become
+	// unowned, not deleted). A before-first-apply entry recorded on the main
+	// resource gives up only its .status fields.
+	Managers map[string]string
+
+	// ReleaseUnmapped drops the status fields that legacy entries still hold
+	// after the moves, and legacy entries left empty. The fields stay on the
+	// object unowned: the next apply that sets them takes them over without a
+	// conflict, and an unowned condition no longer outlives the apply manager
+	// that drops it. Use it to clean up before-first-apply.
+	ReleaseUnmapped bool
+}
+
+// Validate returns an error wrapping ErrInvalidPlan when the plan has nothing
+// to do, names an empty manager or condition type, or hands fields to
+// before-first-apply (which is never an apply manager). Rewrite and
+// NewMigrator call it; callers building plans from configuration can call it
+// early.
+func (p Plan) Validate() error {
+	var errs []error
+	if len(p.Conditions) == 0 && len(p.Managers) == 0 && !p.ReleaseUnmapped {
+		errs = append(errs, errors.New("nothing to do: no conditions, no managers, no release"))
+	}
+	for t, m := range p.Conditions {
+		if t == "" || m == "" {
+			errs = append(errs, fmt.Errorf("condition %q -> manager %q: empty name", t, m))
+		}
+		if m == BeforeFirstApplyManager {
+			errs = append(errs, fmt.Errorf("condition %q: %s cannot be an apply manager", t, m))
+		}
+	}
+	for from, to := range p.Managers {
+		if from == "" || to == "" {
+			errs = append(errs, fmt.Errorf("manager %q -> %q: empty name", from, to))
+		}
+		if to == BeforeFirstApplyManager {
+			errs = append(errs, fmt.Errorf("manager %q: %s cannot be an apply manager", from, to))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", ErrInvalidPlan, errors.Join(errs...))
+}
+
+// Rewrite returns obj's managedFields with the plan carried out, and whether
+// they differ in ownership from obj's (timestamps aside). obj is not
+// modified. now stamps the Apply entries the rewrite creates. Running
+// Rewrite on its own output changes nothing, so a migration can be repeated.
+//
+// An object without managedFields yields an error wrapping
+// ErrNoManagedFields: the API server must attribute its fields first (see
+// Migrator). Errors name the object.
+func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsEntry, bool, error) {
+	ref := RefOf(obj)
+	fail := func(err error) ([]metav1.ManagedFieldsEntry, bool, error) {
+		return nil, false, &ObjectError{Object: ref, Op: "planning migration of", Err: err}
+	}
+	if err := p.Validate(); err != nil {
+		return fail(err)
+	}
+	original := obj.GetManagedFields()
+	if len(original) == 0 {
+		return fail(ErrNoManagedFields)
+	}
+	entries, err := p.moveConditions(original, now)
+	if err != nil {
+		return fail(err)
+	}
+	if entries, err = p.upgradeManagers(obj, entries, now); err != nil {
+		return fail(err)
+	}
+	if p.ReleaseUnmapped {
+		if entries, err = releaseLegacyStatus(entries); err != nil {
+			return fail(err)
+		}
+	}
+	same, err := sameOwnership(original, entries)
+	if err != nil {
+		return fail(err)
+	}
+	if same {
+		return slices.Clone(original), false, nil
+	}
+	return entries, true, nil
+}
+
+// decoded pairs a managedFields entry with its decoded set while a rewrite
+// edits it.
+type decoded struct {
+	raw   metav1.ManagedFieldsEntry
+	entry Entry
+}
+
+// decodeAll decodes every entry, copying the raw entries so that the
+// caller's slice is never modified.
+func decodeAll(mfs []metav1.ManagedFieldsEntry) ([]decoded, error) {
+	out := make([]decoded, 0, len(mfs))
+	for _, mf := range mfs {
+		e, err := decodeEntry(mf)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, decoded{raw: *mf.DeepCopy(), entry: e})
+	}
+	return out, nil
+}
+
+// encodeAll writes the edited sets back and drops entries left empty.
+func encodeAll(ds []decoded) ([]metav1.ManagedFieldsEntry, error) {
+	out := make([]metav1.ManagedFieldsEntry, 0, len(ds))
+	for _, d := range ds {
+		if d.entry.Fields.Empty() {
+			continue
+		}
+		raw, err := d.entry.Fields.ToJSON()
+		if err != nil {
+			return nil, fmt.Errorf("manager %s: encoding fields: %w", d.entry, err)
+		}
+		mf := d.raw
+		mf.FieldsType = "FieldsV1"
+		mf.FieldsV1 = &metav1.FieldsV1{}
+		mf.FieldsV1.SetRawBytes(raw)
+		out = append(out, mf)
+	}
+	return out, nil
+}
+
+// applyTarget names the Apply entry that receives moved fields.
+type applyTarget struct {
+	manager, apiVersion string
+}
+
+// moveConditions moves each planned condition type from every legacy entry
+// to its apply manager's status entry.
+func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time) ([]metav1.ManagedFieldsEntry, error) {
+	if len(p.Conditions) == 0 {
+		return slices.Clone(mfs), nil
+	}
+	ds, err := decodeAll(mfs)
+	if err != nil {
+		return nil, err
+	}
+	moved := map[applyTarget]*fieldpath.Set{}
+	for _, condType := range slices.Sorted(maps.Keys(p.Conditions)) {
+		for i := range ds {
+			if !ds[i].entry.Legacy() {
+				continue
+			}
+			sub := Subtree(ds[i].entry.Fields, ConditionPath(condType))
+			if sub.Empty() {
+				continue
+			}
+			ds[i].entry.Fields = ds[i].entry.Fields.Difference(sub)
+			t := applyTarget{manager: p.Conditions[condType], apiVersion: ds[i].entry.APIVersion}
+			if prev, ok := moved[t]; ok {
+				sub = prev.Union(sub)
+			}
+			moved[t] = sub
+		}
+	}
+	if ds, err = mergeIntoApply(ds, moved, now); err != nil {
+		return nil, err
+	}
+	return encodeAll(ds)
+}
+
+// upgradeManagers hands the remaining status fields of each planned legacy
+// manager to its apply manager.
+func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry, now time.Time) ([]metav1.ManagedFieldsEntry, error) {
+	for _, from := range slices.Sorted(maps.Keys(p.Managers)) {
+		to := p.Managers[from]
+		// Status-subresource Update entries: client-go's upgrade, on a copy.
+		scratch := deepCopy(obj)
+		scratch.SetManagedFields(mfs)
+		if err := csaupgrade.UpgradeManagedFields(scratch, sets.New(from), to, csaupgrade.Subresource(StatusSubresource)); err != nil {
+			return nil, fmt.Errorf("upgrading manager %s to %s: %w", from, to, err)
+		}
+		mfs = scratch.GetManagedFields()
+		if from != BeforeFirstApplyManager {
+			continue
+		}
+		// before-first-apply recorded on the main resource also holds spec
+		// and metadata; only its status part changes hands.
+		ds, err := decodeAll(mfs)
+		if err != nil {
+			return nil, err
+		}
+		moved := map[applyTarget]*fieldpath.Set{}
+		for i := range ds {
+			e := &ds[i].entry
+			if e.Manager != from || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource == StatusSubresource {
+				continue
+			}
+			sub := e.StatusFields()
+			if sub.Empty() {
+				continue
+			}
+			e.Fields = e.Fields.Difference(sub)
+			t := applyTarget{manager: to, apiVersion: e.APIVersion}
+			if prev, ok := moved[t]; ok {
+				sub = prev.Union(sub)
+			}
+			moved[t] = sub
+		}
+		if ds, err = mergeIntoApply(ds, moved, now); err != nil {
+			return nil, err
+		}
+		if mfs, err = encodeAll(ds); err != nil {
+			return nil, err
+		}
+	}
+	return mfs, nil
+}
+
+// mergeIntoApply unions moved fields into each target's Apply entry on the
+// status subresource, creating the entry when missing. An existing entry in
+// another API version is an error: its field set cannot simply be unioned.
+func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time.Time) ([]decoded, error) {
+	targets := slices.SortedFunc(maps.Keys(moved), func(a, b applyTarget) int {
+		if a.manager != b.manager {
+			return cmp.Compare(a.manager, b.manager)
+		}
+		return cmp.Compare(a.apiVersion, b.apiVersion)
+	})
+	for _, t := range targets {
+		idx := slices.IndexFunc(ds, func(d decoded) bool {
+			return d.entry.Manager == t.manager && d.entry.Operation == metav1.ManagedFieldsOperationApply &&
+				d.entry.Subresource == StatusSubresource
+		})
+		if idx < 0 {
+			stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
+			ds = append(ds, decoded{
+				raw: metav1.ManagedFieldsEntry{
+					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
+					Time: &stamp, FieldsType: "FieldsV1", Subresource: StatusSubresource,
+				},
+				entry: Entry{
+					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
+					Time: stamp.Time, Subresource: StatusSubresource, Fields: moved[t],
+				},
+			})
+			continue
+		}
+		if ds[idx].entry.APIVersion != t.apiVersion {
+			return nil, fmt.Errorf("apply manager %s owns fields in %s, the legacy fields are in %s: apply once in %s first",
+				t.manager, ds[idx].entry.APIVersion, t.apiVersion, t.apiVersion)
+		}
+		ds[idx].entry.Fields = ds[idx].entry.Fields.Union(moved[t])
+	}
+	return ds, nil
+}
+
+// releaseLegacyStatus drops the status fields of every legacy entry.
+func releaseLegacyStatus(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
+	ds, err := decodeAll(mfs)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ds {
+		if ds[i].entry.Legacy() {
+			ds[i].entry.Fields = ds[i].entry.Fields.Difference(ds[i].entry.StatusFields())
+		}
+	}
+	return encodeAll(ds)
+}
+
+// sameOwnership reports whether two managedFields lists give the same
+// managers (by name, operation, subresource and API version) the same
+// fields, whatever the order, timestamps and encoding.
+func sameOwnership(a, b []metav1.ManagedFieldsEntry) (bool, error) {
+	if len(a) != len(b) {
+		return false, nil
+	}
+	da, err := decodeAll(a)
+	if err != nil {
+		return false, err
+	}
+	db, err := decodeAll(b)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range da {
+		found := slices.ContainsFunc(db, func(y decoded) bool {
+			return x.entry.Manager == y.entry.Manager && x.entry.Operation == y.entry.Operation &&
+				x.entry.Subresource == y.entry.Subresource && x.entry.APIVersion == y.entry.APIVersion &&
+				x.entry.Fields.Equals(y.entry.Fields)
+		})
+		if !found {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// deepCopy copies an object keeping its static type, so callers need no cast.
+func deepCopy[T runtime.Object](obj T) T {
+	return obj.DeepCopyObject().(T)
+}

@@ -1,0 +1,184 @@
+package ownership
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ownedBy summarises ownership as "manager (Operation, subresource)" ->
+// condition types and other status leaves, for compact expectations.
+func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
+	t.Helper()
+	o, err := InspectEntries(ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}, mfs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range o.Entries {
+		s := ""
+		for i, c := range e.ConditionTypes() {
+			if i > 0 {
+				s += ","
+			}
+			s += c
+		}
+		for _, l := range otherStatusLeaves(e) {
+			s += " " + l
+		}
+		if e.Fields.Has(fieldPathSpecReplicas) {
+			s += " spec"
+		}
+		out[e.String()] = s
+	}
+	return out
+}
+
+var fieldPathSpecReplicas = mustPath("spec", "replicas")
+
+func TestRewrite(t *testing.T) {
+	now := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	tests := []struct {
+		name string
+		plan Plan
+		mfs  []metav1.ManagedFieldsEntry
+		want map[string]string
+	}{
+		{
+			name: "split a legacy owner per condition type",
+			plan: Plan{Conditions: map[string]string{"A": "readiness", "B": "networking"}},
+			mfs:  []metav1.ManagedFieldsEntry{entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)},
+			want: map[string]string{
+				"creator (Update)":           " spec",
+				"legacy (Update, status)":    " .status.phase",
+				"readiness (Apply, status)":  "A",
+				"networking (Apply, status)": "B",
+			},
+		},
+		{
+			name: "whole manager through csaupgrade",
+			plan: Plan{Managers: map[string]string{"legacy": "summary"}},
+			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB)},
+			want: map[string]string{"summary (Apply, status)": "A,B .status.phase"},
+		},
+		{
+			name: "split, then the rest to one manager",
+			plan: Plan{Conditions: map[string]string{"A": "readiness"}, Managers: map[string]string{"legacy": "summary"}},
+			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB)},
+			want: map[string]string{"readiness (Apply, status)": "A", "summary (Apply, status)": "B .status.phase"},
+		},
+		{
+			name: "into an existing apply entry, leaving other apply owners alone",
+			plan: Plan{Conditions: map[string]string{"B": "networking", "R": "networking"}},
+			mfs: []metav1.ManagedFieldsEntry{
+				entry("legacy", update, "status", legacyAB), entry("networking", apply, "status", applyB),
+				entry("readiness", apply, "status", applyR),
+			},
+			want: map[string]string{
+				"legacy (Update, status)":    "A .status.phase",
+				"networking (Apply, status)": "B",
+				"readiness (Apply, status)":  "R",
+			},
+		},
+		{
+			name: "release what is left of before-first-apply",
+			plan: Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseUnmapped: true},
+			mfs: []metav1.ManagedFieldsEntry{
+				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("readiness", apply, "status", applyR),
+			},
+			want: map[string]string{"readiness (Apply, status)": "A,R"},
+		},
+		{
+			name: "before-first-apply on the main resource gives up its status only",
+			plan: Plan{Managers: map[string]string{BeforeFirstApplyManager: "summary"}},
+			mfs: []metav1.ManagedFieldsEntry{
+				entry(BeforeFirstApplyManager, update, "", `{"f:spec":{".":{},"f:replicas":{}},"f:status":{".":{},"f:phase":{}}}`),
+			},
+			want: map[string]string{"before-first-apply (Update)": " spec", "summary (Apply, status)": " .status.phase"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			obj := widget(tt.mfs...)
+			original := obj.DeepCopy().ManagedFields
+			got, changed, err := tt.plan.Rewrite(obj, now)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !changed {
+				t.Error("changed = false")
+			}
+			if !reflect.DeepEqual(obj.ManagedFields, original) {
+				t.Error("Rewrite modified its input")
+			}
+			if o := ownedBy(t, got); !reflect.DeepEqual(o, tt.want) {
+				t.Errorf("ownership after rewrite:\n got %v\nwant %v", o, tt.want)
+			}
+			for _, mf := range got {
+				if mf.Operation == apply && mf.Subresource != StatusSubresource {
+					t.Errorf("apply entry %s not on the status subresource", mf.Manager)
+				}
+				if mf.Time == nil || mf.APIVersion == "" || mf.FieldsType != "FieldsV1" {
+					t.Errorf("entry %s incomplete: %#v", mf.Manager, mf)
+				}
+			}
+
+			again, changed, err := tt.plan.Rewrite(widget(got...), now.Add(time.Hour))
+			if err != nil || changed {
+				t.Errorf("second rewrite: changed=%v err=%v", changed, err)
+			}
+			if !reflect.DeepEqual(again, got) {
+				t.Error("second rewrite returned different managedFields")
+			}
+		})
+	}
+}
+
+func TestRewriteNothingToDo(t *testing.T) {
+	mfs := []metav1.ManagedFieldsEntry{entry("readiness", apply, "status", applyR)}
+	got, changed, err := Plan{Conditions: map[string]string{"A": "x"}, ReleaseUnmapped: true}.Rewrite(widget(mfs...), time.Now())
+	if err != nil || changed || !reflect.DeepEqual(got, mfs) {
+		t.Errorf("got %v changed=%v err=%v", got, changed, err)
+	}
+}
+
+func TestRewriteErrors(t *testing.T) {
+	other := entry("readiness", apply, "status", applyR)
+	other.APIVersion = "demo.statusapply.io/v1beta1"
+	tests := []struct {
+		name string
+		plan Plan
+		mfs  []metav1.ManagedFieldsEntry
+		is   error
+	}{
+		{name: "no managedFields", plan: Plan{Conditions: map[string]string{"A": "a"}}, is: ErrNoManagedFields},
+		{name: "empty plan", plan: Plan{}, mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan},
+		{name: "empty manager", plan: Plan{Conditions: map[string]string{"A": ""}}, mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan},
+		{
+			name: "target is before-first-apply", plan: Plan{Managers: map[string]string{"legacy": BeforeFirstApplyManager}},
+			mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan,
+		},
+		{
+			name: "target entry in another API version", plan: Plan{Conditions: map[string]string{"A": "readiness"}},
+			mfs: []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), other},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tt.plan.Rewrite(widget(tt.mfs...), time.Now())
+			if err == nil {
+				t.Fatal("want an error")
+			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("err = %v, want %v", err, tt.is)
+			}
+			var oe *ObjectError
+			if !errors.As(err, &oe) || oe.Object.Name != "w" {
+				t.Errorf("err = %v, want an ObjectError naming the object", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,97 @@
+package ownership
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/test/suite"
+)
+
+var _ = Describe("objects that were never tracked", func() {
+	var ns string
+
+	BeforeEach(func(ctx context.Context) {
+		ns = suite.Namespace(ctx, env)
+	})
+
+	plan := ownership.Plan{
+		Conditions:      map[string]string{"A": "readiness", "B": "networking"},
+		ReleaseUnmapped: true,
+	}
+
+	It("seeds an object without managedFields and hands its conditions over", func(ctx context.Context) {
+		key := createWidget(ctx, ns, "untracked")
+		clearManagedFields(ctx, key)
+		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty(), "untracked objects stay untracked under merge patches")
+
+		_, err := ownership.Inspect(getWidget(ctx, key))
+		Expect(err).To(MatchError(ownership.ErrNoManagedFields), "no managedFields is not \"owns nothing\"")
+
+		By("a dry run shows the server's attribution without storing it")
+		dry, err := ownership.NewMigrator(env.Client, plan)
+		Expect(err).NotTo(HaveOccurred())
+		res, err := dry.Migrate(ctx, getWidget(ctx, key))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Seeded).To(BeTrue())
+		Expect(res.Changed).To(BeTrue())
+		Expect(res.Before.ConditionTypes()).To(Equal(map[string][]string{ownership.BeforeFirstApplyManager: {"A", "B"}}))
+		Expect(res.After.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}))
+		Expect(res.After.Managers(ownership.BeforeFirstApplyManager)).To(BeEmpty())
+		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
+
+		By("the real run seeds, then migrates")
+		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		Expect(err).NotTo(HaveOccurred())
+		res, err = m.Migrate(ctx, getWidget(ctx, key))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Seeded).To(BeTrue())
+		Expect(res.Changed).To(BeTrue())
+		o := inspect(ctx, key)
+		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}))
+		Expect(o.Managers(ownership.BeforeFirstApplyManager)).To(BeEmpty(), "before-first-apply is cleaned up")
+		Expect(o.Managers(ownership.DefaultSeedManager)).To(BeEmpty(), "the seeding apply owns nothing")
+
+		By("the apply managers change and remove their types without force")
+		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
+		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(cs("A", "False")))
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Running"), "released fields stay on the object")
+		Expect(applyPhase(ctx, key, "summary", "Ready")).To(Succeed(), "released fields are free to take")
+	})
+
+	It("cleans up before-first-apply left by an earlier first apply", func(ctx context.Context) {
+		key := createWidget(ctx, ns, "first-apply")
+		clearManagedFields(ctx, key)
+		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		Expect(applyConditions(ctx, key, "other", cs("C", "True"))).To(Succeed())
+
+		o := inspect(ctx, key)
+		Expect(o.ConditionTypes()).To(Equal(map[string][]string{ownership.BeforeFirstApplyManager: {"A", "B"}, "other": {"C"}}))
+		Expect(o.Legacy()).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)))
+
+		By("before the migration, before-first-apply blocks changes (the control)")
+		err := applyConditions(ctx, key, "networking", cs("B", "False"))
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a conflict, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
+
+		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		Expect(err).NotTo(HaveOccurred())
+		res, err := m.Migrate(ctx, getWidget(ctx, key))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(res.Seeded).To(BeFalse())
+		Expect(res.Changed).To(BeTrue())
+
+		o = inspect(ctx, key)
+		Expect(o.Managers(ownership.BeforeFirstApplyManager)).To(BeEmpty())
+		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}, "other": {"C"}}))
+
+		Expect(applyConditions(ctx, key, "networking", cs("B", "False"))).To(Succeed())
+		Expect(applyConditions(ctx, key, "readiness", cs())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(cs("B", "False", "C", "True")))
+	})
+})

@@ -1,0 +1,25 @@
+// Package ownership holds envtest specs for the ownership package: inspection,
+// migration from legacy status writers to apply managers, and CRD lint, all
+// against a real API server.
+package ownership
+
+import (
+	"testing"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+var env *testenv.Env
+
+func TestOwnership(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Ownership Suite")
+}
+
+var _ = BeforeSuite(func() {
+	env = suite.Start(testenv.Options{})
+})
