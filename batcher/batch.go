@@ -170,7 +170,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
 			continue
 		}
-		res, err := b.applier.Apply(ctx, t, observed, buildFunc(ew.contribs), applyOptions(ew.contribs))
+		res, err := b.applier.Apply(ctx, t, observed, buildFunc(t, b.applier.TypeConverter(), ew.contribs), applyOptions(ew.contribs))
 		if res.Object != nil {
 			observed = res.Object
 		}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ssa"
@@ -50,6 +51,17 @@ func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mut
 }
 
 func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ContributeOption) error {
+	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
+		if mutate == nil {
+			return contribution{}, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
+		}
+		return newContribution(mutate)
+	})
+}
+
+// contributeWith checks obj and manager, builds the contribution and queues it.
+// Nothing is queued on an error.
+func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ContributeOption, build func() (contribution, error)) error {
 	observed, gvk, err := b.applier.Observe(obj)
 	if err != nil {
 		return err
@@ -58,10 +70,7 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	if mutate == nil {
-		return fmt.Errorf("%w: %s: nil mutator", ssa.ErrInvalidInput, t)
-	}
-	c, err := newContribution(mutate)
+	c, err := build()
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
@@ -81,6 +90,7 @@ type contribution struct {
 	fromAC      func(ac any) (map[string]any, error)
 	toObserved  func(observed *unstructured.Unstructured) (any, error)
 	mutate      func(ac, observed any) error
+	edit        func(obj any) error // set for Edits, which change a copy of the object instead
 	guarded     bool
 	declarative bool
 }
@@ -125,15 +135,17 @@ func toContent(v any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 }
 
-// buildFunc runs contribs in queue order on one intent. Consecutive
+// buildFunc runs contribs in queue order on t's intent. Consecutive
 // contributions on the same apply configuration type share one conversion, and
-// each observed type is converted once.
-func buildFunc(contribs []contribution) ssa.BuildFunc {
+// each observed type is converted once. Edits are turned into changes of the
+// intent by an editor, with tc comparing the objects.
+func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
 	return func(intent, observed *unstructured.Unstructured) error {
 		var (
 			ac      any
 			current *contribution
 		)
+		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]any{}}
 		settle := func() error {
 			if current == nil {
 				return nil
@@ -148,6 +160,15 @@ func buildFunc(contribs []contribution) ssa.BuildFunc {
 		observedAs := map[reflect.Type]any{}
 		for i := range contribs {
 			c := &contribs[i]
+			if c.edit != nil {
+				if err := settle(); err != nil {
+					return err
+				}
+				if err := edits.apply(c, intent); err != nil {
+					return fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
+				}
+				continue
+			}
 			if current == nil || current.acType != c.acType {
 				if err := settle(); err != nil {
 					return err

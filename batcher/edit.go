@@ -1,0 +1,244 @@
+package batcher
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// ErrRemovesForeignField is wrapped when an edit removes a field (such as a
+// condition) that another field manager owns: a writer can only release what
+// it owns, so the removal would not happen on the server.
+var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
+
+// Edit is a mutator written the merge-patch way: it edits a typed object in
+// place (meta.SetStatusCondition(&obj.Status.Conditions, ...), obj.Status.Plan =
+// ...). It is handed a copy of the observed object, already edited by the
+// entry's earlier Edits.
+type Edit[O client.Object] func(obj O) error
+
+// EditStatus queues an Edit for what manager applies to obj's status, so that
+// status functions written for merge patches run unchanged. At Flush the edit
+// runs on a copy of the observed object and statusapply derives the manager's
+// apply configuration from what it changed (compared with structured-merge-diff
+// using the kind's schema):
+//
+//   - every field the edit set or changed is added to what the manager applies;
+//     a change inside a list element keyed by its fields (a condition) claims
+//     the whole element;
+//   - every field it removed is released, if only this manager owns it; a
+//     field another manager owns cannot be removed by this writer, and Flush
+//     fails with ErrRemovesForeignField naming the owner;
+//   - a field set to the value it already had is not claimed.
+//
+// Edits and Mutators may be mixed in one entry; they run in queue order. A
+// Mutator sees the fields earlier Edits changed; an Edit sees only earlier
+// Edits' changes, on its copy of the object.
+func EditStatus[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ContributeOption) error {
+	return contributeEdit(b, obj, ssa.StatusSubresource, manager, edit, opts)
+}
+
+// EditObject is EditStatus for the object itself (metadata and spec).
+func EditObject[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ContributeOption) error {
+	return contributeEdit(b, obj, ssa.MainResource, manager, edit, opts)
+}
+
+func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manager string, edit Edit[O], opts []ContributeOption) error {
+	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
+		if edit == nil {
+			return contribution{}, fmt.Errorf("%w: nil edit", ssa.ErrInvalidInput)
+		}
+		return contribution{
+			observedTyp: reflect.TypeFor[O](),
+			toObserved: func(observed *unstructured.Unstructured) (any, error) {
+				return newFromContent(reflect.TypeFor[O](), observed)
+			},
+			edit: func(obj any) error { return edit(obj.(O)) },
+		}, nil
+	})
+}
+
+// editor applies the changes of edits to an intent: it keeps, per object type,
+// the working copy the edits change, and the type converter that compares it.
+type editor struct {
+	target   ssa.Target
+	tc       managedfields.TypeConverter
+	observed *unstructured.Unstructured
+	working  map[reflect.Type]any
+}
+
+// apply runs c's edit on the working copy and merges what it changed into intent.
+func (e *editor) apply(c *contribution, intent *unstructured.Unstructured) error {
+	obj, ok := e.working[c.observedTyp]
+	if !ok {
+		var err error
+		if obj, err = c.toObserved(e.observed); err != nil {
+			return err
+		}
+		e.working[c.observedTyp] = obj
+	}
+	before, err := e.typed(obj)
+	if err != nil {
+		return err
+	}
+	if err := c.edit(obj); err != nil {
+		return err
+	}
+	after, err := e.typed(obj)
+	if err != nil {
+		return err
+	}
+	cmp, err := before.Compare(after)
+	if err != nil {
+		return fmt.Errorf("comparing the edited object: %w", err)
+	}
+	// Leaves: a list or struct that was added shows up with its fields; the
+	// fields, or the keyed elements they widen to, are what is claimed.
+	claimed := e.relevant(claimElements(cmp.Added.Union(cmp.Modified)).Leaves())
+	removed := topmost(e.relevant(cmp.Removed))
+	if claimed.Empty() && removed.Empty() {
+		return nil
+	}
+	if err := e.checkRemovals(removed); err != nil {
+		return err
+	}
+	current, err := e.tc.ObjectToTyped(intent, typed.AllowDuplicates)
+	if err != nil {
+		return fmt.Errorf("reading the apply configuration: %w", err)
+	}
+	merged, err := current.Merge(after.ExtractItems(claimed))
+	if err != nil {
+		return fmt.Errorf("merging the edit into the apply configuration: %w", err)
+	}
+	content, ok := merged.RemoveItems(removed).AsValue().Unstructured().(map[string]any)
+	if !ok {
+		return errors.New("the apply configuration is not an object")
+	}
+	intent.Object = content
+	return nil
+}
+
+// typed converts a working object to a typed value of its kind.
+func (e *editor) typed(obj any) (*typed.TypedValue, error) {
+	var content map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content = u.DeepCopy().Object // the typed value must not follow later edits
+	} else {
+		var err error
+		if content, err = toContent(obj); err != nil {
+			return nil, err
+		}
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(e.target.GVK)
+	return e.tc.ObjectToTyped(u, typed.AllowDuplicates)
+}
+
+// relevant keeps the paths the target's subresource writes: status for the
+// status subresource; everything else but system metadata for the object.
+func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	set.Iterate(func(p fieldpath.Path) {
+		if len(p) == 0 || p[0].FieldName == nil {
+			return
+		}
+		top := *p[0].FieldName
+		switch {
+		case e.target.Subresource == ssa.StatusSubresource:
+			if top == "status" {
+				out.Insert(p)
+			}
+		case top == "status" || top == "apiVersion" || top == "kind":
+		case top == "metadata":
+			if len(p) > 1 && p[1].FieldName != nil && userMetadata(*p[1].FieldName) {
+				out.Insert(p)
+			}
+		default:
+			out.Insert(p)
+		}
+	})
+	return out
+}
+
+// userMetadata names the metadata fields a manager can own.
+func userMetadata(field string) bool {
+	switch field {
+	case "labels", "annotations", "finalizers", "ownerReferences":
+		return true
+	}
+	return false
+}
+
+// claimElements widens every path inside a list element identified by key
+// fields (a condition of a given type) to the whole element, so that the
+// manager applies the element with all its fields rather than a fragment.
+func claimElements(set *fieldpath.Set) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	set.Iterate(func(p fieldpath.Path) {
+		last := -1
+		for i, pe := range p {
+			if pe.Key != nil {
+				last = i
+			}
+		}
+		if last >= 0 {
+			p = p[:last+1]
+		}
+		out.Insert(p.Copy())
+	})
+	return out
+}
+
+// topmost keeps the paths of set that have no ancestor in set: removing a
+// condition removes its fields with it, and is reported once.
+func topmost(set *fieldpath.Set) *fieldpath.Set {
+	out := fieldpath.NewSet()
+	set.Iterate(func(p fieldpath.Path) {
+		for i := 1; i < len(p); i++ {
+			if set.Has(p[:i]) {
+				return
+			}
+		}
+		out.Insert(p.Copy())
+	})
+	return out
+}
+
+// checkRemovals refuses removals of fields that a manager other than the
+// target's owns (in any operation or subresource).
+func (e *editor) checkRemovals(removed *fieldpath.Set) error {
+	if removed.Empty() || !ssa.HasManagedFields(e.observed) {
+		return nil
+	}
+	owners, err := ownership.Inspect(e.observed)
+	if err != nil {
+		return err
+	}
+	var foreign []string
+	for _, entry := range owners.Entries {
+		if entry.Manager == e.target.Manager {
+			continue
+		}
+		removed.Iterate(func(p fieldpath.Path) {
+			topmost(claimElements(ownership.Subtree(entry.Fields, p))).Iterate(func(owned fieldpath.Path) {
+				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", owned, entry))
+			})
+		})
+	}
+	if len(foreign) == 0 {
+		return nil
+	}
+	sort.Strings(foreign)
+	return fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+}
