@@ -1,0 +1,211 @@
+package conflicts
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/merge"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// PredictOption tunes Predict.
+type PredictOption func(*predictOptions)
+
+type predictOptions struct {
+	assumeUntracked bool
+}
+
+// AssumeUntracked tells Predict that the observed object was read from the API
+// server with its managedFields, so an empty list means the server does not
+// track the object yet. Predict then does what the server's first apply does:
+// it attributes every existing field to the Update owner BeforeFirstApply.
+// Never pass it for objects from a cache that may strip managedFields.
+func AssumeUntracked() PredictOption {
+	return func(o *predictOptions) { o.assumeUntracked = true }
+}
+
+// Predict computes, without a request, the conflicts a non-forced apply of
+// intent by manager through subresource ("status" or "" for the main
+// resource) would meet on the observed object, from the object's
+// managedFields. It runs the structured-merge-diff merge the API server runs,
+// so the rules are the server's: another manager's field conflicts only when
+// the apply changes its value (the same value is shared ownership), Apply and
+// Update owners alike, and the manager's own Apply entry never conflicts.
+//
+// tc must know the object's type with its list and map markers (for the
+// example API, applyconfiguration.NewTypeConverter(scheme)); with a deduced
+// converter every list is atomic. observed may be typed or unstructured; its
+// apiVersion and kind are taken from intent when unset. intent is not
+// modified.
+//
+// Like the server, a "status" apply ignores metadata and spec, and a main
+// resource apply ignores status (correct for resources with a status
+// subresource). Every owner's fields are read in the observed version's
+// schema, which is exact for single-version APIs.
+//
+// The conflicts come back sorted by owner and path. An object without
+// managedFields yields ErrNoManagedFields unless AssumeUntracked is given.
+// Errors name the object.
+func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, subresource string, intent *unstructured.Unstructured, opts ...PredictOption) ([]Conflict, error) {
+	var o predictOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if observed == nil || intent == nil || tc == nil {
+		return nil, errors.New("predicting conflicts: observed, intent and type converter must not be nil")
+	}
+	ref := ObjectRef{GVK: intent.GroupVersionKind(), Namespace: intent.GetNamespace(), Name: intent.GetName()}
+	fail := func(err error) ([]Conflict, error) {
+		return nil, fmt.Errorf("predicting conflicts of manager %s on %s: %w", manager, ref, err)
+	}
+	acc, err := meta.Accessor(observed)
+	if err != nil {
+		return fail(err)
+	}
+	entries := acc.GetManagedFields()
+	if len(entries) == 0 && !o.assumeUntracked {
+		return fail(ErrNoManagedFields)
+	}
+
+	live, err := liveTyped(observed, tc, intent)
+	if err != nil {
+		return fail(err)
+	}
+	cfg := intent.DeepCopy()
+	unstructured.RemoveNestedField(cfg.Object, "metadata", "managedFields")
+	config, err := tc.ObjectToTyped(cfg)
+	if err != nil {
+		return fail(fmt.Errorf("typing the apply intent: %w", err))
+	}
+
+	version := fieldpath.APIVersion(intent.GetAPIVersion())
+	ignored := ignoredFields(subresource)
+	managers := fieldpath.ManagedFields{}
+	filters := map[fieldpath.APIVersion]fieldpath.Filter{version: fieldpath.NewExcludeSetFilter(ignored)}
+	if len(entries) == 0 {
+		set, err := live.ToFieldSet()
+		if err != nil {
+			return fail(err)
+		}
+		id, err := managerID(metav1.ManagedFieldsEntry{Manager: BeforeFirstApply, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: string(version), Subresource: subresource})
+		if err != nil {
+			return fail(err)
+		}
+		managers[id] = fieldpath.NewVersionedSet(set.RecursiveDifference(ignored), version, false)
+	}
+	for _, e := range entries {
+		id, set, err := decodeEntry(e)
+		if err != nil {
+			return fail(err)
+		}
+		v := fieldpath.APIVersion(e.APIVersion)
+		managers[id] = fieldpath.NewVersionedSet(set, v, e.Operation == metav1.ManagedFieldsOperationApply)
+		filters[v] = filters[version]
+	}
+
+	self, err := managerID(metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource})
+	if err != nil {
+		return fail(err)
+	}
+	updater := (&merge.UpdaterBuilder{Converter: sameVersion{}, IgnoreFilter: filters}).BuildUpdater()
+	_, _, err = updater.Apply(live, config, version, managers, self, false)
+	var found merge.Conflicts
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &found):
+	default:
+		return fail(err)
+	}
+	out := make([]Conflict, 0, len(found))
+	for _, c := range found {
+		out = append(out, newConflict(ownerFromID(c.Manager), c.Path))
+	}
+	slices.SortFunc(out, func(a, b Conflict) int {
+		return cmp.Or(
+			cmp.Compare(a.Manager, b.Manager),
+			cmp.Compare(a.Operation, b.Operation),
+			cmp.Compare(a.Subresource, b.Subresource),
+			cmp.Compare(a.APIVersion, b.APIVersion),
+			a.Path.Compare(b.Path),
+		)
+	})
+	return out, nil
+}
+
+// liveTyped types the observed object without its managedFields, taking the
+// apiVersion and kind from intent when the object lacks them (typed objects
+// read through a client usually do).
+func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *unstructured.Unstructured) (*typed.TypedValue, error) {
+	var content map[string]interface{}
+	if u, ok := observed.(*unstructured.Unstructured); ok {
+		content = u.DeepCopy().Object
+	} else {
+		var err error
+		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(observed); err != nil {
+			return nil, fmt.Errorf("converting the observed object: %w", err)
+		}
+	}
+	u := &unstructured.Unstructured{Object: content}
+	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
+	if u.GetAPIVersion() == "" || u.GetKind() == "" {
+		u.SetGroupVersionKind(intent.GroupVersionKind())
+	}
+	if u.GroupVersionKind() != intent.GroupVersionKind() {
+		return nil, fmt.Errorf("observed object is %s, the intent %s", u.GroupVersionKind(), intent.GroupVersionKind())
+	}
+	live, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("typing the observed object: %w", err)
+	}
+	return live, nil
+}
+
+// decodeEntry returns a managedFields entry's manager key and field set.
+func decodeEntry(e metav1.ManagedFieldsEntry) (string, *fieldpath.Set, error) {
+	switch e.Operation {
+	case metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate:
+	default:
+		return "", nil, fmt.Errorf("managedFields entry of %q has operation %q, want Apply or Update", e.Manager, e.Operation)
+	}
+	id, err := managerID(e)
+	if err != nil {
+		return "", nil, err
+	}
+	set := &fieldpath.Set{}
+	if e.FieldsV1 != nil {
+		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
+			return "", nil, fmt.Errorf("decoding the fields of managedFields entry %q: %w", e.Manager, err)
+		}
+	}
+	return id, set, nil
+}
+
+// ignoredFields are the fields the API server resets, and so ignores in
+// conflict detection, for an apply through subresource.
+func ignoredFields(subresource string) *fieldpath.Set {
+	if subresource == "status" {
+		return fieldpath.NewSet(fieldpath.MakePathOrDie("metadata"), fieldpath.MakePathOrDie("spec"))
+	}
+	return fieldpath.NewSet(fieldpath.MakePathOrDie("status"))
+}
+
+// sameVersion reads every owner's fields in the observed object's version; see
+// Predict.
+type sameVersion struct{}
+
+// Convert implements merge.Converter.
+func (sameVersion) Convert(object *typed.TypedValue, _ fieldpath.APIVersion) (*typed.TypedValue, error) {
+	return object, nil
+}
+
+// IsMissingVersionError implements merge.Converter.
+func (sameVersion) IsMissingVersionError(error) bool { return false }
