@@ -64,7 +64,7 @@ func newFixture(t *testing.T, n int, f *inFlight) (*ssa.Applier, client.Client) 
 	for i := range n {
 		builder.WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i), Namespace: "ns"}})
 	}
-	c := interceptor.NewClient(builder.Build().(client.WithWatch), interceptor.Funcs{
+	c := interceptor.NewClient(builder.Build(), interceptor.Funcs{
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
 			name := fmt.Sprint(obj)
 			if u, ok := obj.(interface{ GetName() string }); ok {

@@ -225,10 +225,10 @@ func (l *schemaLinter) checkConditions(path string, s *apiextensionsv1.JSONSchem
 		return false
 	}
 	var what string
-	switch {
-	case lt == "":
+	switch lt {
+	case "":
 		what = "x-kubernetes-list-type is unset, so the list is atomic"
-	case lt == "map":
+	case "map":
 		what = fmt.Sprintf("x-kubernetes-list-map-keys is %v, not [type]", s.XListMapKeys)
 	default:
 		what = fmt.Sprintf("x-kubernetes-list-type is %s", lt)

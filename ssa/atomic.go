@@ -17,7 +17,7 @@ func conditionsAreAtomic(tv *typed.TypedValue) bool {
 		if !ok || atom.Map == nil {
 			return false
 		}
-		field, found := atom.Map.FindField(name)
+		field, found := atom.FindField(name)
 		if !found {
 			return false
 		}

@@ -8,8 +8,8 @@ import (
 	"context"
 	"strings"
 
-	. "github.com/onsi/ginkgo/v2" //nolint:revive // Ginkgo's DSL reads best unqualified.
-	. "github.com/onsi/gomega"    //nolint:revive // Gomega's DSL reads best unqualified.
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 
 	"github.com/statusapply/statusapply/test/testenv"
 )
@@ -18,18 +18,18 @@ import (
 // registers its Stop with DeferCleanup, so the API server stops after the
 // suite, also when specs or the suite set-up fail.
 func Start(opts testenv.Options) *testenv.Env {
-	GinkgoHelper()
+	ginkgo.GinkgoHelper()
 	env, err := testenv.Start(opts)
-	DeferCleanup(func() error { return env.Stop() })
-	Expect(err).NotTo(HaveOccurred(), "starting the API server")
+	ginkgo.DeferCleanup(func() error { return env.Stop() })
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "starting the API server")
 	return env
 }
 
 // Namespace creates a namespace for the current spec and deletes it when the
 // spec ends. Call it from BeforeEach or an It.
 func Namespace(ctx context.Context, e *testenv.Env) string {
-	GinkgoHelper()
-	prefix := strings.ToLower(strings.ReplaceAll(CurrentSpecReport().LeafNodeText, " ", "-"))
+	ginkgo.GinkgoHelper()
+	prefix := strings.ToLower(strings.ReplaceAll(ginkgo.CurrentSpecReport().LeafNodeText, " ", "-"))
 	prefix = strings.Trim(filterDNS(prefix), "-")
 	if len(prefix) > 40 {
 		prefix = strings.Trim(prefix[:40], "-")
@@ -38,8 +38,8 @@ func Namespace(ctx context.Context, e *testenv.Env) string {
 		prefix = "spec"
 	}
 	ns, err := e.CreateNamespace(ctx, prefix)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx context.Context) error { return e.DeleteNamespace(ctx, ns) })
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ginkgo.DeferCleanup(func(ctx context.Context) error { return e.DeleteNamespace(ctx, ns) })
 	return ns
 }
 
