@@ -24,6 +24,7 @@ const DefaultConcurrency = 8
 type Batch struct {
 	applier     *ssa.Applier
 	concurrency int
+	onResult    func(ssa.Target, ssa.Result, error)
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
@@ -49,6 +50,13 @@ type Option func(*Batch)
 // WithConcurrency sets how many objects a Flush writes at once (at least 1).
 func WithConcurrency(n int) Option {
 	return func(b *Batch) { b.concurrency = max(1, n) }
+}
+
+// WithResultHook calls fn after every entry a Flush processes, with what the
+// apply did (sent or skipped, fields yielded or taken) or its error. fn is
+// called from Flush's goroutines and must be safe for concurrent use.
+func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
+	return func(b *Batch) { b.onResult = fn }
 }
 
 // New returns an empty Batch that applies through a.
@@ -171,6 +179,9 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			continue
 		}
 		res, err := b.applier.Apply(ctx, t, observed, buildFunc(t, b.applier.TypeConverter(), ew.contribs), applyOptions(ew.contribs))
+		if b.onResult != nil {
+			b.onResult(t, res, err)
+		}
 		if res.Object != nil {
 			observed = res.Object
 		}

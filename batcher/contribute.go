@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -35,6 +36,13 @@ func Guarded() ContributeOption { return func(c *contribution) { c.guarded = tru
 // of what its field manager owns, so that every field the mutators do not set
 // is released. An entry is declarative if any of its contributions is.
 func Declarative() ContributeOption { return func(c *contribution) { c.declarative = true } }
+
+// OnConflict sets what the entry does when its apply meets a field-manager
+// conflict (see the conflicts package), instead of the policy the Applier has
+// for the manager. The last contribution that sets one decides.
+func OnConflict(p conflicts.Policy) ContributeOption {
+	return func(c *contribution) { c.policy = &p }
+}
 
 // Status queues mutate to edit what manager applies to obj's status
 // subresource. Nothing is sent until Flush. obj, manager and AC are checked
@@ -93,6 +101,7 @@ type contribution struct {
 	edit        func(obj any) error // set for Edits, which change a copy of the object instead
 	guarded     bool
 	declarative bool
+	policy      *conflicts.Policy
 }
 
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
@@ -202,6 +211,9 @@ func applyOptions(contribs []contribution) ssa.ApplyOptions {
 		opts.Guarded = opts.Guarded || c.guarded
 		if c.declarative {
 			opts.Mode = ssa.Declarative
+		}
+		if c.policy != nil {
+			opts.Policy = c.policy
 		}
 	}
 	return opts

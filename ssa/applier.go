@@ -17,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/conflicts"
 )
 
 // Mode says what an apply intent starts from.
@@ -44,9 +46,9 @@ type ApplyOptions struct {
 	// Guarded sends the observed resourceVersion with the apply and, when it is
 	// stale, reads the object again and rebuilds the intent.
 	Guarded bool
-	// Force takes ownership of contested fields. Only a conflict policy that
-	// decided so sets it; statusapply never forces otherwise.
-	Force bool
+	// Policy decides what to do about a field-manager conflict. Nil means the
+	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
+	Policy *conflicts.Policy
 }
 
 // Result is what Apply did.
@@ -58,6 +60,10 @@ type Result struct {
 	Sent bool
 	// Attempts counts the applies sent, retries included.
 	Attempts int
+	// Yielded are the contested fields a Yield policy left out of the apply.
+	Yielded []conflicts.Conflict
+	// Taken are the contested fields a TakeDeclared policy forced.
+	Taken []conflicts.Conflict
 }
 
 // Applier applies field managers' intents with server-side apply. It is safe
@@ -167,7 +173,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 		if err != nil {
 			return fail(err)
 		}
-		if !opts.Force && Unchanged(intent.Object, owned) {
+		if Unchanged(intent.Object, owned) {
 			a.metrics.skipped.With(labels).Inc()
 			logger.V(1).Info("apply skipped: no change")
 			return res, nil
@@ -181,19 +187,26 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 			intent.SetResourceVersion(res.Object.GetResourceVersion())
 		}
 		res.Attempts++
-		sendErr := a.send(ctx, t, intent, opts.Force)
+		sent := intent.DeepCopy() // the client decodes the response into intent
+		sendErr := a.send(ctx, t, intent, false)
 		if sendErr == nil {
 			a.metrics.applies.With(labels).Inc()
 			logger.V(1).Info("applied", "resourceVersion", intent.GetResourceVersion())
 			res.Object, res.Sent = intent, true
 			return res, nil
 		}
-		if !apierrors.IsConflict(sendErr) {
+		switch conflicts.Classify(sendErr) {
+		case conflicts.ClassFieldManagerConflict:
+			a.metrics.conflicts.With(labels).Inc()
+			if err := a.resolve(ctx, t, sent, &res, a.policy(t.Manager, opts), sendErr); err != nil {
+				return fail(err)
+			}
+			a.metrics.applies.With(labels).Inc()
+			return res, nil
+		case conflicts.ClassStale:
+			a.metrics.conflicts.With(labels).Inc()
+		default:
 			return fail(sendErr)
-		}
-		a.metrics.conflicts.With(labels).Inc()
-		if hasCauses(sendErr) {
-			return fail(sendErr) // a field-manager conflict: the caller's policy decides
 		}
 		// A 409 without causes: the resourceVersion or uid precondition failed.
 		fresh, err := a.read(ctx, t, labels)
@@ -281,15 +294,51 @@ func (a *Applier) read(ctx context.Context, t Target, labels map[string]string) 
 	return u, nil
 }
 
-// hasCauses tells a field-manager conflict (a 409 listing the contested fields)
-// from a failed precondition (a 409 without causes).
-func hasCauses(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
+// policy is the conflict policy of one apply: the apply's own, else the
+// manager's, else Fail.
+func (a *Applier) policy(manager string, opts ApplyOptions) conflicts.Policy {
+	if opts.Policy != nil {
+		return *opts.Policy
 	}
-	d := status.Status().Details
-	return d != nil && len(d.Causes) > 0
+	return a.cfg.policies[manager]
+}
+
+// resolve acts on a field-manager conflict by policy: it fails with a
+// *conflicts.Error, or re-sends sent without the contested fields (Yield), or
+// forces it when every contested field is declared (TakeDeclared). Each
+// decision is recorded as an event when a recorder is set.
+func (a *Applier) resolve(ctx context.Context, t Target, sent *unstructured.Unstructured, res *Result, policy conflicts.Policy, conflictErr error) error {
+	ref := conflicts.ObjectRef{GVK: t.GVK, Namespace: t.Namespace, Name: t.Name}
+	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
+	if !ok {
+		return conflictErr
+	}
+	d := policy.Decide(cerr.Conflicts)
+	conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
+	switch d.Action {
+	case conflicts.ActionRetryWithout:
+		if _, err := conflicts.RemoveFields(sent.Object, d.Paths...); err != nil {
+			return fmt.Errorf("yielding %v: %w", d.Paths, err)
+		}
+		res.Attempts++
+		if err := a.send(ctx, t, sent, false); err != nil {
+			return err
+		}
+		res.Yielded = d.Conflicts
+		log.FromContext(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
+	case conflicts.ActionForce:
+		res.Attempts++
+		if err := a.send(ctx, t, sent, true); err != nil {
+			return err
+		}
+		res.Taken = d.Conflicts
+		log.FromContext(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+	default:
+		cerr.Conflicts = d.Conflicts
+		return cerr
+	}
+	res.Object, res.Sent = sent, true
+	return nil
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/statusapply/statusapply/conflicts"
 )
 
 // Option configures an Applier.
@@ -20,6 +22,8 @@ type config struct {
 	reader     client.Reader
 	backoff    wait.Backoff
 	registerer prometheus.Registerer
+	policies   map[string]conflicts.Policy
+	recorder   conflicts.EventRecorder
 }
 
 func defaultConfig(c client.Client) config {
@@ -57,6 +61,22 @@ func WithReader(r client.Reader) Option { return func(c *config) { c.reader = r 
 // WithGuardBackoff bounds the retries of a guarded apply whose resourceVersion
 // is stale: Steps is the number of attempts, Duration and Factor space them.
 func WithGuardBackoff(b wait.Backoff) Option { return func(c *config) { c.backoff = b } }
+
+// WithConflictPolicy sets what manager's applies do about field-manager
+// conflicts, unless an apply says otherwise. The default is conflicts.Fail.
+func WithConflictPolicy(manager string, p conflicts.Policy) Option {
+	return func(c *config) {
+		if c.policies == nil {
+			c.policies = map[string]conflicts.Policy{}
+		}
+		c.policies[manager] = p
+	}
+}
+
+// WithEventRecorder records an Event on the object whenever a writer yields,
+// takes or fails on a field-manager conflict, so people see who fought over
+// what. controller-runtime's mgr.GetEventRecorder(name) fits.
+func WithEventRecorder(r conflicts.EventRecorder) Option { return func(c *config) { c.recorder = r } }
 
 // WithRegisterer registers the Applier's Prometheus counters with r instead of
 // controller-runtime's metrics registry; nil disables registration.
