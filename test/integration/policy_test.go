@@ -144,4 +144,3 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(conditionsOf(getWidget(ctx, key))).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
 	})
 })
-
