@@ -64,6 +64,11 @@ func Yield() Policy { return Policy{mode: modeYield} }
 // never forced.
 func TakeDeclared(d Declaration) Policy { return Policy{mode: modeTakeDeclared, declared: d} }
 
+// Yields reports whether the policy gives contested fields up. A writer that
+// yields can leave out the fields it predicts to be contested before sending,
+// and save the request the API server would refuse.
+func (p Policy) Yields() bool { return p.mode == modeYield }
+
 // String names the policy for logs.
 func (p Policy) String() string {
 	switch p.mode {

@@ -173,6 +173,11 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 		if err != nil {
 			return fail(err)
 		}
+		if policy := a.policy(t.Manager, opts); policy.Yields() {
+			if err := a.yieldPredicted(ctx, t, res.Object, intent, &res, policy); err != nil {
+				return fail(err)
+			}
+		}
 		if Unchanged(intent.Object, owned) {
 			a.metrics.skipped.With(labels).Inc()
 			logger.V(1).Info("apply skipped: no change")
@@ -301,6 +306,28 @@ func (a *Applier) policy(manager string, opts ApplyOptions) conflicts.Policy {
 		return *opts.Policy
 	}
 	return a.cfg.policies[manager]
+}
+
+// yieldPredicted leaves out of intent the fields that, judging by observed's
+// managedFields, another manager owns with a different value: the apply the
+// API server would refuse is not sent. It only helps when observed is
+// current; a conflict it cannot foresee is still handled by resolve.
+func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed, intent *unstructured.Unstructured, res *Result, policy conflicts.Policy) error {
+	predicted, err := conflicts.Predict(observed, a.tc, t.Manager, string(t.Subresource), intent)
+	if err != nil || len(predicted) == 0 {
+		return nil //nolint:nilerr // prediction is an optimisation; the API server still decides
+	}
+	d := policy.Decide(predicted)
+	if d.Action != conflicts.ActionRetryWithout {
+		return nil
+	}
+	if _, err := conflicts.RemoveFields(intent.Object, d.Paths...); err != nil {
+		return fmt.Errorf("yielding %v: %w", d.Paths, err)
+	}
+	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
+	res.Yielded = d.Conflicts
+	log.FromContext(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths)
+	return nil
 }
 
 // resolve acts on a field-manager conflict by policy: it fails with a

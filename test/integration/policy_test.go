@@ -20,6 +20,7 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // events records the reasons of the events it is given.
@@ -42,13 +43,14 @@ var _ = Describe("conflict policies at Flush", func() {
 		key      client.ObjectKey
 		recorder *events
 		applier  *ssa.Applier
+		requests *testenv.Requests
 		results  []ssa.Result
 	)
 
 	BeforeEach(func(ctx context.Context) {
 		ns = suite.Namespace(ctx, env)
 		recorder = &events{}
-		applier, _, _ = newApplier(ssa.WithEventRecorder(recorder))
+		applier, _, requests = newApplier(ssa.WithEventRecorder(recorder))
 		results = nil
 		w := createWidget(ctx, ns, "w1")
 		key = client.ObjectKeyFromObject(w)
@@ -96,8 +98,10 @@ var _ = Describe("conflict policies at Flush", func() {
 	})
 
 	It("yields: the rest lands, the contested condition stays its owner's, and the yield is reported", func(ctx context.Context) {
+		requests.Reset()
 		b, err := flushWriter(ctx, batcher.OnConflict(conflicts.Yield()))
 		Expect(err).NotTo(HaveOccurred())
+		Expect(requests.Count("apply")).To(Equal(1), "the conflict was predicted from managedFields: no refused request")
 		Expect(b.Pending()).To(BeEmpty())
 		got := getWidget(ctx, key)
 		Expect(conditionsOf(got)).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
@@ -107,6 +111,27 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(owners.ConditionOwners("Ready")).To(ConsistOf(HaveField("Manager", "legacy")))
 		Expect(results).To(ContainElement(HaveField("Yielded", ContainElement(HaveField("ConditionType", "Ready")))))
 		Expect(recorder.reasons).To(Equal([]string{conflicts.ReasonFieldYielded}))
+		controlUntouched(ctx)
+	})
+
+	It("yields after the API server's 409 when the observed object was stale", func(ctx context.Context) {
+		observed := getWidget(ctx, key)
+		// After the writer observed, a legacy writer sets the condition the writer is about to set.
+		late := getWidget(ctx, key)
+		base := late.DeepCopy()
+		meta.SetStatusCondition(&late.Status.Conditions, metav1.Condition{Type: "Late", Status: metav1.ConditionFalse, Reason: "Legacy"})
+		Expect(env.Client.Status().Patch(ctx, late, client.MergeFrom(base), client.FieldOwner("late"))).To(Succeed())
+
+		b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, r ssa.Result, _ error) { results = append(results, r) }))
+		Expect(batcher.Status(b, observed, "writer", setCondition("Late", metav1.ConditionTrue, "Up"), batcher.OnConflict(conflicts.Yield()))).To(Succeed())
+		Expect(batcher.Status(b, observed, "writer", setCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
+		requests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(requests.Count("apply")).To(Equal(2), "one refused, one without the contested condition")
+		Expect(results).To(ContainElement(HaveField("Yielded", ContainElement(HaveField("ConditionType", "Late")))))
+		got := conditionsOf(getWidget(ctx, key))
+		Expect(got).To(HaveKeyWithValue("Late", metav1.ConditionFalse))
+		Expect(got).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
 		controlUntouched(ctx)
 	})
 
