@@ -26,6 +26,13 @@
 // read from a cache that strips them) is read again from the API server, because
 // treating it as "owns nothing" would release every field the manager owns.
 //
+// Applies carry the observed object's uid, so a main-resource apply never
+// recreates an object that was deleted after it was observed, and a status apply
+// to a deleted object fails with NotFound. The API server ignores the uid of a
+// status apply, though: if the object was deleted and created again under the
+// same name in between, an unguarded status apply writes to the new object.
+// Guard the entry when that matters; the resourceVersion catches it.
+//
 // Omission means release. A field the manager applied before and leaves out of
 // its next apply is given up, and deleted unless another manager owns it too. In
 // incremental mode only what the BuildFunc removes is left out; in declarative
