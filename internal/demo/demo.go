@@ -12,6 +12,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -44,12 +45,15 @@ func Steps() []Step {
 		{"Three writers, one object, through statusapply", stepStatusapplyWriters},
 		{"The same three writers with whole-array merge patches", stepMergePatchWriters},
 		{"Who owns which condition", stepOwnership},
+		{"A legacy merge-patch writer's conditions migrated to apply managers", stepMigration},
+		{"A field-manager conflict resolved by each policy", stepPolicies},
 		{"The plan-creation race: blind apply versus guarded apply", stepPlanRace},
 	}
 }
 
-// Run starts an API server, runs every step and prints a summary. It returns an
-// error if the server cannot start or any step fails to show what it claims.
+// Run starts an embedded API server (envtest: etcd and kube-apiserver), runs
+// every step and prints a summary. It returns an error if the server cannot
+// start or any step fails to show what it claims.
 func Run(ctx context.Context, out io.Writer) error {
 	start := time.Now()
 	fmt.Fprintln(out, "statusapply demo: starting an embedded kube-apiserver and etcd ...")
@@ -64,6 +68,33 @@ func Run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	return RunSteps(ctx, &Session{Env: env, Namespace: ns, Out: out}, Steps())
+}
+
+// RunAgainst runs the same steps on an existing cluster: it installs the
+// example CRDs if they are missing (and removes the ones it installed), and
+// works in a namespace it creates and deletes.
+func RunAgainst(ctx context.Context, out io.Writer, cfg *rest.Config) (err error) {
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		return err
+	}
+	env := &testenv.Env{Config: cfg, Scheme: scheme}
+	if env.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "statusapply demo against %s\n", cfg.Host)
+	installed, err := installCRDs(ctx, env.Client)
+	defer func() { err = errors.Join(err, removeCRDs(context.WithoutCancel(ctx), env.Client, installed)) }()
+	if err != nil {
+		return err
+	}
+	ns, err := env.CreateNamespace(ctx, "statusapply-demo")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "working in namespace %s\n\n", ns)
+	defer func() { err = errors.Join(err, env.DeleteNamespace(context.WithoutCancel(ctx), ns)) }()
 	return RunSteps(ctx, &Session{Env: env, Namespace: ns, Out: out}, Steps())
 }
 

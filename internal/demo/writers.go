@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -208,6 +209,12 @@ func stepOwnership(ctx context.Context, s *Session) (string, error) {
 		}
 	}
 	return "each writer owns exactly its own condition type", nil
+}
+
+// conditionAC is a condition as a hand-written apply configuration.
+func conditionAC(condType string, st metav1.ConditionStatus) *metav1ac.ConditionApplyConfiguration {
+	return metav1ac.Condition().WithType(condType).WithStatus(st).WithReason("Demo").WithMessage("set by hand").
+		WithLastTransitionTime(metav1.Now())
 }
 
 // setConditionMutator contributes one condition to a writer's apply configuration.

@@ -31,3 +31,12 @@ var _ = Describe("the demo", func() {
 		Expect(out.String()).To(ContainSubstring("FAIL"))
 	})
 })
+
+var _ = Describe("the demo against an existing cluster", func() {
+	It("runs in a namespace it creates and deletes, with the CRDs already installed", func(ctx context.Context) {
+		out := &bytes.Buffer{}
+		Expect(demo.RunAgainst(ctx, out, env.Config)).To(Succeed(), out.String())
+		Expect(out.String()).To(ContainSubstring("working in namespace statusapply-demo-"))
+		Expect(out.String()).NotTo(ContainSubstring("FAIL"))
+	})
+})

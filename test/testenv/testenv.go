@@ -15,6 +15,7 @@ import (
 	"runtime"
 
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -49,10 +50,14 @@ type Options struct {
 	APIServerCertDir string
 }
 
-// NewScheme returns a scheme with the built-in types and the example API.
+// NewScheme returns a scheme with the built-in types, CustomResourceDefinitions
+// and the example API.
 func NewScheme() (*kruntime.Scheme, error) {
 	s := kruntime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
+		return nil, err
+	}
+	if err := apiextensionsv1.AddToScheme(s); err != nil {
 		return nil, err
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {

@@ -1,0 +1,144 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// removeConditionMutator releases one condition from a writer's apply configuration.
+func removeConditionMutator(condType string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+		if ac.Status != nil {
+			ssa.RemoveCondition(&ac.Status.Conditions, condType)
+		}
+		return nil
+	}
+}
+
+// takeOverAndRemove has the new readiness writer change Ready and then remove
+// it, through statusapply, reporting what happened to the condition.
+func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applier, key client.ObjectKey) (changeErr error, stillThere bool, err error) {
+	obj := &v1alpha1.Widget{}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, false, err
+	}
+	b := batcher.New(applier)
+	if err := batcher.Status(b, obj, "readiness", setConditionMutator("Ready", metav1.ConditionTrue)); err != nil {
+		return nil, false, err
+	}
+	changeErr = b.Flush(ctx)
+
+	// Agree with the legacy value first, so the removal is tried even when the
+	// change was refused: the writer then shares the field and gives it up.
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, false, err
+	}
+	b = batcher.New(applier)
+	if err := batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+		current := *meta.FindStatusCondition(o.Status.Conditions, "Ready")
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, current.ObservedGeneration, current)
+	}); err != nil {
+		return nil, false, err
+	}
+	if err := b.Flush(ctx); err != nil {
+		return nil, false, err
+	}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, false, err
+	}
+	b = batcher.New(applier)
+	if err := batcher.Status(b, obj, "readiness", removeConditionMutator("Ready")); err != nil {
+		return nil, false, err
+	}
+	if err := b.Flush(ctx); err != nil {
+		return nil, false, err
+	}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, false, err
+	}
+	return changeErr, meta.FindStatusCondition(obj.Status.Conditions, "Ready") != nil, nil
+}
+
+// legacyWrites has a merge-patch controller write Ready and Reachable, as it did
+// before statusapply.
+func (s *Session) legacyWrites(ctx context.Context, c client.Client, name string) (client.ObjectKey, error) {
+	obj, err := s.createWidget(ctx, c, name)
+	if err != nil {
+		return client.ObjectKey{}, err
+	}
+	base := obj.DeepCopy()
+	for _, t := range []string{"Ready", "Reachable"} {
+		meta.SetStatusCondition(&obj.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionFalse, Reason: "Legacy"})
+	}
+	return client.ObjectKeyFromObject(obj), c.Status().Patch(ctx, obj, client.MergeFrom(base), client.FieldOwner("legacy-controller"))
+}
+
+func stepMigration(ctx context.Context, s *Session) (string, error) {
+	c, _, err := s.Env.CountingClient()
+	if err != nil {
+		return "", err
+	}
+	applier, err := newApplier(c)
+	if err != nil {
+		return "", err
+	}
+
+	// Before: the legacy owner refuses the change and keeps the removed condition alive.
+	before, err := s.legacyWrites(ctx, c, "legacy-unmigrated")
+	if err != nil {
+		return "", err
+	}
+	changeErr, stillThere, err := takeOverAndRemove(ctx, c, applier, before)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.Out, "      before migration: change refused=%v (%s), removal left Ready behind=%v\n",
+		changeErr != nil, conflicts.Classify(changeErr), stillThere)
+	if changeErr == nil || !stillThere {
+		return "", errors.New("the control did not show the legacy owner blocking the new writer")
+	}
+
+	// Migrate: Ready goes to readiness, Reachable to networking.
+	after, err := s.legacyWrites(ctx, c, "legacy-migrated")
+	if err != nil {
+		return "", err
+	}
+	migrator, err := ownership.NewMigrator(c, ownership.Plan{Conditions: map[string]string{"Ready": "readiness", "Reachable": "networking"}},
+		ownership.WithDryRun(false))
+	if err != nil {
+		return "", err
+	}
+	obj := &v1alpha1.Widget{}
+	if err := c.Get(ctx, after, obj); err != nil {
+		return "", err
+	}
+	res, err := migrator.Migrate(ctx, obj)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.Out, "      migrated: %s\n", res.After.ConditionTypes())
+	changeErr, stillThere, err = takeOverAndRemove(ctx, c, applier, after)
+	if err != nil {
+		return "", err
+	}
+	fmt.Fprintf(s.Out, "      after migration:  change refused=%v, removal left Ready behind=%v\n", changeErr != nil, stillThere)
+	if changeErr != nil || stillThere {
+		return "", fmt.Errorf("after the migration the new writer still could not change (%v) or remove (left behind=%v) its condition", changeErr, stillThere)
+	}
+	return "before the migration the legacy owner blocks the change and keeps the removed condition; after it, both work", nil
+}
