@@ -139,10 +139,11 @@ func (a *Applier) Observe(obj client.Object) (*unstructured.Unstructured, schema
 // Apply writes t's intent, built by build on top of what the manager owns on
 // observed (see Mode), with one server-side apply that does not force
 // ownership, unless the intent changes nothing. Applies to the same object from
-// this Applier are sent one at a time. A field-manager conflict is returned as
-// the API server's 409 (see the conflicts package); a guarded apply's stale
-// resourceVersion leads to a read, a rebuild and a retry, bounded by the guard
-// backoff. Errors are *Error and wrap the cause.
+// this Applier are sent one at a time. A field-manager conflict is handled by
+// the conflict policy (ApplyOptions.Policy, else the manager's, else Fail,
+// which returns a *conflicts.Error); a guarded apply's stale resourceVersion
+// leads to a read, a rebuild and a retry, bounded by the guard backoff. Errors
+// are *Error and wrap the cause.
 func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Unstructured, build BuildFunc, opts ApplyOptions) (Result, error) {
 	res := Result{Object: observed}
 	fail := func(err error) (Result, error) { return res, &Error{Target: t, Attempts: res.Attempts, Err: err} }
@@ -184,8 +185,9 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 			return res, nil
 		}
 		if uid := res.Object.GetUID(); uid != "" {
-			// Never write to an object other than the one observed: a deleted
-			// object is not recreated, a replaced one is not written.
+			// A deleted object is not recreated by a main-resource apply, and a
+			// status apply to it fails. (The API server ignores the uid of a
+			// status apply to a re-created object: guard when that matters.)
 			intent.SetUID(uid)
 		}
 		if opts.Guarded {

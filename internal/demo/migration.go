@@ -138,7 +138,7 @@ func stepMigration(ctx context.Context, s *Session) (string, error) {
 	}
 	fmt.Fprintf(s.Out, "      after migration:  change refused=%v, removal left Ready behind=%v\n", changeErr != nil, stillThere)
 	if changeErr != nil || stillThere {
-		return "", fmt.Errorf("after the migration the new writer still could not change (%v) or remove (left behind=%v) its condition", changeErr, stillThere)
+		return "", fmt.Errorf("after the migration the new writer still could not change or remove its condition (left behind=%v): %w", stillThere, changeErr)
 	}
 	return "before the migration the legacy owner blocks the change and keeps the removed condition; after it, both work", nil
 }

@@ -65,17 +65,17 @@ func stepPolicies(ctx context.Context, s *Session) (string, error) {
 		switch p.name {
 		case "Fail":
 			if !errors.As(flushErr, &cerr) || ready != metav1.ConditionFalse || advice {
-				return "", fmt.Errorf("Fail: err=%v Ready=%s Advice=%v", flushErr, ready, advice)
+				return "", fmt.Errorf("policy Fail: Ready=%s Advice=%v: %w", ready, advice, flushErr)
 			}
 			fmt.Fprintf(s.Out, "      %-12s %s\n", p.name, cerr.Error())
 		case "Yield":
 			if flushErr != nil || ready != metav1.ConditionFalse || !advice {
-				return "", fmt.Errorf("Yield: err=%v Ready=%s Advice=%v", flushErr, ready, advice)
+				return "", fmt.Errorf("policy Yield: Ready=%s Advice=%v: %w", ready, advice, flushErr)
 			}
 			fmt.Fprintf(s.Out, "      %-12s Advice landed, Ready stays the owner's (%s)\n", p.name, ready)
 		case "TakeDeclared":
 			if flushErr != nil || ready != metav1.ConditionTrue || !advice {
-				return "", fmt.Errorf("TakeDeclared: err=%v Ready=%s Advice=%v", flushErr, ready, advice)
+				return "", fmt.Errorf("policy TakeDeclared: Ready=%s Advice=%v: %w", ready, advice, flushErr)
 			}
 			fmt.Fprintf(s.Out, "      %-12s Ready, declared, was taken by force (%s); nothing undeclared was forced\n", p.name, ready)
 		}
