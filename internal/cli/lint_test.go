@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// exampleCRD is the path of an example CRD manifest from this package.
+func exampleCRD(name string) string {
+	return filepath.Join("..", "..", "config", "crd", name)
+}
+
+func TestLintOutputAdd(t *testing.T) {
+	r := lintOutput{}
+	r.add(2, []ownership.Finding{
+		{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: ownership.SeverityError, Message: "m1"},
+		{CRD: "b.example.com", Version: "v1", Path: "status.items", Severity: ownership.SeverityWarning, Message: "m2"},
+	})
+	r.add(1, nil)
+	if r.CRDs != 3 || r.Errors != 1 || r.Warnings != 1 || len(r.Findings) != 2 {
+		t.Fatalf("counts %+v", r)
+	}
+	if r.Findings[0].Severity != "error" || r.Findings[1].File != "" {
+		t.Fatalf("findings %+v", r.Findings)
+	}
+}
+
+func TestWriteLintTable(t *testing.T) {
+	tests := []struct {
+		name string
+		r    lintOutput
+		want string
+	}{
+		{
+			name: "findings from a file and the cluster",
+			r: lintOutput{CRDs: 2, Errors: 1, Warnings: 1, Findings: []findingView{
+				{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: "error", Message: "atomic"},
+				{CRD: "b.example.com", Version: "v2", Path: "status.x", Severity: "warning", Message: "map"},
+			}},
+			want: "SOURCE   CRD            VERSION  PATH               SEVERITY  MESSAGE\n" +
+				"f.yaml   a.example.com  v1       status.conditions  error     atomic\n" +
+				"cluster  b.example.com  v2       status.x           warning   map\n" +
+				"2 CRDs checked: 1 error, 1 warning\n",
+		},
+		{name: "clean", r: lintOutput{CRDs: 1}, want: "1 CRD checked: 0 errors, 0 warnings\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := writeLintTable(&b, tt.r); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != tt.want {
+				t.Fatalf("got\n%s\nwant\n%s", b.String(), tt.want)
+			}
+		})
+	}
+}
+
+func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
+	data, err := os.ReadFile(exampleCRD("demo.statusapply.io_gadgets.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	r := lintOutput{}
+	if err := lintFile(bytes.NewReader(data), &stderr, "-", &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.CRDs != 1 || r.Errors != 1 || r.Findings[0].File != stdinName {
+		t.Fatalf("stdin: %+v", r)
+	}
+
+	empty := filepath.Join(t.TempDir(), "cm.yaml")
+	if err := os.WriteFile(empty, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := lintFile(nil, &stderr, empty, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "holds no CustomResourceDefinition") {
+		t.Fatalf("no warning for a manifest without CRDs: %q", stderr.String())
+	}
+	if err := lintFile(nil, &stderr, filepath.Join(t.TempDir(), "missing.yaml"), &r); err == nil ||
+		!strings.Contains(err.Error(), "missing.yaml") {
+		t.Fatalf("missing file: error %v", err)
+	}
+}

@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"bytes"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// Field sets as the API server records them for a Widget.
+const (
+	legacyFields = `{"f:status":{".":{},"f:conditions":{".":{},` +
+		`"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}},` +
+		`"k:{\"type\":\"B\"}":{".":{},"f:status":{},"f:type":{}}},"f:phase":{}}}`
+	networkingFields = `{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	readinessFields  = `{"f:status":{"f:conditions":{"k:{\"type\":\"R\"}":{".":{},"f:status":{},"f:type":{}}},"f:readyReplicas":{}}}`
+	creatorFields    = `{"f:spec":{"f:replicas":{}}}`
+	atomicFields     = `{"f:status":{"f:conditions":{}}}`
+)
+
+// entry builds a managedFields entry with the given field set.
+func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
+	mf := metav1.ManagedFieldsEntry{
+		Manager: manager, Operation: op, Subresource: subresource,
+		APIVersion: "demo.statusapply.io/v1alpha1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{},
+	}
+	mf.FieldsV1.SetRawBytes([]byte(fields))
+	return mf
+}
+
+// mixedView is a Widget with a legacy writer, two apply managers (one
+// sharing B with the legacy writer) and the client that created it.
+func mixedView(t *testing.T) ownershipView {
+	t.Helper()
+	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"},
+		[]metav1.ManagedFieldsEntry{
+			entry("creator", metav1.ManagedFieldsOperationUpdate, "", creatorFields),
+			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", legacyFields),
+			entry("networking", metav1.ManagedFieldsOperationApply, "status", networkingFields),
+			entry("readiness", metav1.ManagedFieldsOperationApply, "status", readinessFields),
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return viewOf(o)
+}
+
+func TestViewOfManagers(t *testing.T) {
+	v := mixedView(t)
+	type row struct {
+		manager, op, sub string
+		legacy, whole    bool
+		conds, other     []string
+	}
+	var got []row
+	for _, m := range v.Managers {
+		got = append(got, row{m.Manager, m.Operation, m.Subresource, m.Legacy, m.WholeConditionsList, m.Conditions, m.OtherStatusFields})
+	}
+	want := []row{
+		{"creator", "Update", "", false, false, []string{}, []string{}},
+		{"legacy", "Update", "status", true, false, []string{"A", "B"}, []string{".status.phase"}},
+		{"networking", "Apply", "status", false, false, []string{"B"}, []string{}},
+		{"readiness", "Apply", "status", false, false, []string{"R"}, []string{".status.readyReplicas"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("managers:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestViewOfSharedLeavesOutContainers(t *testing.T) {
+	v := mixedView(t)
+	if len(v.SharedStatusFields) == 0 {
+		t.Fatal("no shared fields")
+	}
+	for _, s := range v.SharedStatusFields {
+		if s.Condition != "B" || !reflect.DeepEqual(s.Managers, []string{"legacy", "networking"}) {
+			t.Errorf("unexpected shared field %+v", s)
+		}
+	}
+	paths := map[string]bool{}
+	for _, s := range v.SharedStatusFields {
+		paths[s.Path] = true
+	}
+	want := map[string]bool{`.status.conditions[type="B"].status`: true, `.status.conditions[type="B"].type`: true}
+	if !reflect.DeepEqual(paths, want) {
+		t.Fatalf("shared paths = %v, want the leaves of B (the item and the list are containers)", paths)
+	}
+}
+
+func TestViewOfAtomicConditions(t *testing.T) {
+	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Gadget", Name: "g"}, []metav1.ManagedFieldsEntry{
+		entry("a", metav1.ManagedFieldsOperationApply, "status", atomicFields),
+		entry("b", metav1.ManagedFieldsOperationApply, "status", atomicFields),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := viewOf(o)
+	for _, m := range v.Managers {
+		if !m.WholeConditionsList || len(m.Conditions) != 0 || conditionsCell(m) != "(whole list)" {
+			t.Errorf("%s: want the whole atomic list, got %+v", m.Manager, m)
+		}
+	}
+	if len(v.SharedStatusFields) != 1 || v.SharedStatusFields[0].Path != ".status.conditions" {
+		t.Fatalf("shared = %+v, want the atomic list itself", v.SharedStatusFields)
+	}
+	if got := notes(v.Managers[0], v.SharedStatusFields); got != "shares .status.conditions with b" {
+		t.Fatalf("notes = %q", got)
+	}
+}
+
+func TestViewOfNil(t *testing.T) {
+	v := viewOf(nil)
+	if v.Managers == nil || len(v.Managers) != 0 || v.SharedStatusFields == nil {
+		t.Fatalf("viewOf(nil) = %+v, want empty, non-nil lists for JSON", v)
+	}
+}
+
+func TestNotes(t *testing.T) {
+	shared := []sharedView{
+		{Path: `.status.conditions[type="B"].status`, Condition: "B", Managers: []string{"legacy", "networking"}},
+		{Path: `.status.conditions[type="B"].type`, Condition: "B", Managers: []string{"legacy", "networking"}},
+		{Path: ".status.phase", Managers: []string{"legacy", "networking"}},
+		{Path: ".status.endpoint", Managers: []string{"legacy", "other", "summary"}},
+	}
+	tests := []struct {
+		name string
+		m    managerView
+		want string
+	}{
+		{name: "legacy sharing with two groups", m: managerView{Manager: "legacy", Legacy: true},
+			want: "legacy writer; shares condition B, .status.phase with networking; shares .status.endpoint with other, summary"},
+		{name: "apply manager", m: managerView{Manager: "networking"},
+			want: "shares condition B, .status.phase with legacy"},
+		{name: "nothing shared", m: managerView{Manager: "readiness"}, want: ""},
+		{name: "legacy alone", m: managerView{Manager: "old", Legacy: true}, want: "legacy writer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := notes(tt.m, shared); got != tt.want {
+				t.Fatalf("notes = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOwnershipTable(t *testing.T) {
+	v := mixedView(t)
+	var b bytes.Buffer
+	hidden, err := ownershipTable{indent: "  "}.write(&b, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hidden != 1 {
+		t.Fatalf("hidden = %d, want the creator's entry", hidden)
+	}
+	want := strings.Join([]string{
+		"  MANAGER     OPERATION  SUBRESOURCE  CONDITIONS  OTHER STATUS FIELDS    NOTES",
+		"  legacy      Update     status       A,B         .status.phase          legacy writer; shares condition B with networking",
+		"  networking  Apply      status       B           -                      shares condition B with legacy",
+		"  readiness   Apply      status       R           .status.readyReplicas  -",
+		"",
+	}, "\n")
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+
+	b.Reset()
+	hidden, err = ownershipTable{all: true}.write(&b, v)
+	if err != nil || hidden != 0 || !strings.Contains(b.String(), "creator") {
+		t.Fatalf("all: hidden %d, err %v, output\n%s", hidden, err, b.String())
+	}
+
+	b.Reset()
+	if _, err := (ownershipTable{indent: "  "}).write(&b, viewOf(nil)); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "  no manager owns status fields\n" {
+		t.Fatalf("empty view printed %q", b.String())
+	}
+}

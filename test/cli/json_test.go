@@ -1,0 +1,87 @@
+package cli
+
+// The types below spell out the commands' JSON output as a script would read
+// it; decoding into them checks the field names the documentation promises.
+
+// ownersJSON is the output of `owners -o json`.
+type ownersJSON struct {
+	Objects []struct {
+		Kind               string        `json:"kind"`
+		Namespace          string        `json:"namespace"`
+		Name               string        `json:"name"`
+		ManagedFields      bool          `json:"managedFields"`
+		Note               string        `json:"note"`
+		Managers           []managerJSON `json:"managers"`
+		SharedStatusFields []sharedJSON  `json:"sharedStatusFields"`
+	} `json:"objects"`
+	Errors []struct {
+		Object string `json:"object"`
+		Error  string `json:"error"`
+	} `json:"errors"`
+}
+
+// managerJSON is one managedFields entry in the JSON output.
+type managerJSON struct {
+	Manager             string   `json:"manager"`
+	Operation           string   `json:"operation"`
+	Subresource         string   `json:"subresource"`
+	APIVersion          string   `json:"apiVersion"`
+	Time                string   `json:"time"`
+	Legacy              bool     `json:"legacy"`
+	Conditions          []string `json:"conditions"`
+	WholeConditionsList bool     `json:"wholeConditionsList"`
+	OtherStatusFields   []string `json:"otherStatusFields"`
+}
+
+// sharedJSON is one shared status field in the JSON output.
+type sharedJSON struct {
+	Path      string   `json:"path"`
+	Condition string   `json:"condition"`
+	Managers  []string `json:"managers"`
+}
+
+// lintJSON is the output of `lint -o json`.
+type lintJSON struct {
+	CRDs     int `json:"crds"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
+	Findings []struct {
+		File     string `json:"file"`
+		CRD      string `json:"crd"`
+		Version  string `json:"version"`
+		Path     string `json:"path"`
+		Severity string `json:"severity"`
+		Message  string `json:"message"`
+	} `json:"findings"`
+}
+
+// migrateJSON is the output of `migrate -o json`.
+type migrateJSON struct {
+	DryRun bool `json:"dryRun"`
+	Plan   struct {
+		Managers        map[string]string `json:"managers"`
+		Conditions      map[string]string `json:"conditions"`
+		ReleaseUnmapped bool              `json:"releaseUnmapped"`
+	} `json:"plan"`
+	Objects []struct {
+		Kind      string `json:"kind"`
+		Namespace string `json:"namespace"`
+		Name      string `json:"name"`
+		Outcome   string `json:"outcome"`
+		Seeded    bool   `json:"seeded"`
+		Attempts  int    `json:"attempts"`
+		Error     string `json:"error"`
+		Before    *struct {
+			Managers []managerJSON `json:"managers"`
+		} `json:"before"`
+		After *struct {
+			Managers []managerJSON `json:"managers"`
+		} `json:"after"`
+	} `json:"objects"`
+	Summary struct {
+		Total     int `json:"total"`
+		Changed   int `json:"changed"`
+		Unchanged int `json:"unchanged"`
+		Failed    int `json:"failed"`
+	} `json:"summary"`
+}

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+)
+
+var _ = Describe("lint", func() {
+	var gadgets, widgets string
+
+	BeforeEach(func() {
+		gadgets = crdFile("demo.statusapply.io_gadgets.yaml")
+		widgets = crdFile("demo.statusapply.io_widgets.yaml")
+	})
+
+	It("fails on Gadget's atomic conditions and names file, CRD, version and path", func(ctx context.Context) {
+		r := run(ctx, "lint", gadgets, widgets)
+		Expect(r.err).To(HaveOccurred(), "an error finding fails the command")
+		Expect(r.err.Error()).To(ContainSubstring("lint found 1 error"))
+		Expect(lineWith(r.stdout, "SOURCE", "CRD", "VERSION", "PATH", "SEVERITY", "MESSAGE")).NotTo(BeEmpty())
+		Expect(lineWith(r.stdout, gadgets, "gadgets.demo.statusapply.io", "v1alpha1", "status.conditions", "error",
+			"+listType=map and +listMapKey=type")).NotTo(BeEmpty())
+		Expect(lineWith(r.stdout, widgets, "widgets.demo.statusapply.io", "v1alpha1", "status.plan.steps", "warning")).NotTo(BeEmpty())
+		Expect(r.stdout).To(ContainSubstring("2 CRDs checked: 1 error, 1 warning"))
+
+		r = run(ctx, "lint", gadgets, "-o", "json")
+		Expect(r.err).To(HaveOccurred())
+		var out lintJSON
+		decode(r, &out)
+		Expect(out.CRDs).To(Equal(1))
+		Expect(out.Errors).To(Equal(1))
+		Expect(out.Findings).To(ContainElement(And(
+			HaveField("File", gadgets), HaveField("CRD", "gadgets.demo.statusapply.io"), HaveField("Version", "v1alpha1"),
+			HaveField("Path", "status.conditions"), HaveField("Severity", "error"), HaveField("Message", ContainSubstring("atomic")),
+		)))
+	})
+
+	It("passes with warnings only for the Widget CRD", func(ctx context.Context) {
+		r := run(ctx, "lint", widgets)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
+
+		r = run(ctx, "lint", widgets, "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred())
+		var out lintJSON
+		decode(r, &out)
+		Expect(out.Errors).To(BeZero())
+		Expect(out.Warnings).To(Equal(1))
+		Expect(out.Findings).To(HaveEach(HaveField("Severity", "warning")))
+	})
+
+	It("checks the cluster's CRDs without files, or with --cluster-crds", func(ctx context.Context) {
+		r := run(ctx, "lint")
+		Expect(r.err).To(HaveOccurred(), "the cluster serves Gadget")
+		Expect(lineWith(r.stdout, "cluster", "gadgets.demo.statusapply.io", "status.conditions", "error")).NotTo(BeEmpty())
+		Expect(lineWith(r.stdout, "cluster", "widgets.demo.statusapply.io", "status.plan.steps", "warning")).NotTo(BeEmpty())
+
+		r = run(ctx, "lint", widgets, "--cluster-crds", "-o", "json")
+		Expect(r.err).To(HaveOccurred())
+		var out lintJSON
+		decode(r, &out)
+		Expect(out.CRDs).To(Equal(3), "one CRD from the file, two from the cluster")
+		Expect(out.Errors).To(Equal(1))
+		Expect(out.Findings).To(ContainElement(And(HaveField("File", ""), HaveField("CRD", "gadgets.demo.statusapply.io"))))
+		Expect(out.Findings).To(ContainElement(And(HaveField("File", widgets), HaveField("Severity", "warning"))))
+	})
+
+	It("refuses a file it cannot read, naming it", func(ctx context.Context) {
+		r := run(ctx, "lint", crdFile("missing.yaml"))
+		Expect(r.err).To(HaveOccurred())
+		Expect(r.err.Error()).To(ContainSubstring("missing.yaml"))
+	})
+})

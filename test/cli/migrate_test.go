@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"context"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/test/suite"
+)
+
+var _ = Describe("migrate", func() {
+	var ns string
+
+	BeforeEach(func(ctx context.Context) {
+		ns = suite.Namespace(ctx, env)
+	})
+
+	// legacyObject creates a Widget whose status only the legacy merge-patch
+	// writer ever wrote: conditions A and B, and the phase.
+	legacyObject := func(ctx context.Context, name string) client.ObjectKey {
+		key := createWidget(ctx, ns, name)
+		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
+		return key
+	}
+
+	split := []string{"--condition", "A=readiness", "--condition", "B=networking", "--from", legacyManager + "=summary"}
+
+	It("dry-runs, applies what the dry run showed, and hands the conditions to their apply managers", func(ctx context.Context) {
+		key := legacyObject(ctx, "w1")
+
+		By("without an apply manager owning them, the conditions cannot be changed (the control)")
+		err := applyConditions(ctx, key, "readiness", cs("A", "False"))
+		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a field-manager conflict, got %v", err)
+
+		By("a dry run prints before and after and writes nothing")
+		before := getWidget(ctx, key)
+		r := run(ctx, append([]string{"migrate", "widget/w1", "-n", ns}, split...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/w1: would migrate\n"))
+		beforeSection, afterSection, found := strings.Cut(r.stdout, "  after:\n")
+		Expect(found).To(BeTrue(), "an after section:\n%s", r.stdout)
+		Expect(beforeSection).To(ContainSubstring("  before:\n"))
+		Expect(lineWith(beforeSection, " legacy ", "Update", "status", "A,B", ".status.phase", "legacy writer")).NotTo(BeEmpty())
+		Expect(lineWith(afterSection, " readiness ", "Apply", "status", " A ")).NotTo(BeEmpty())
+		Expect(lineWith(afterSection, " networking ", "Apply", "status", " B ")).NotTo(BeEmpty())
+		Expect(lineWith(afterSection, " summary ", "Apply", "status", ".status.phase")).NotTo(BeEmpty())
+		Expect(lineWith(afterSection, " legacy ")).To(BeEmpty(), "the legacy writer is gone after")
+		Expect(r.stdout).To(ContainSubstring("dry run: 1 object, 1 would change, 0 unchanged, 0 failed; nothing was written"))
+		Expect(r.stderr).To(BeEmpty(), "no progress lines for a named object")
+
+		after := getWidget(ctx, key)
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "a dry run writes nothing")
+		Expect(after.ManagedFields).To(Equal(before.ManagedFields))
+
+		By("--apply writes the ownership it prints")
+		r = run(ctx, append([]string{"migrate", "widgets", "w1", "-n", ns, "--apply", "-o", "json"}, split...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		var out migrateJSON
+		decode(r, &out)
+		Expect(out.DryRun).To(BeFalse())
+		Expect(out.Plan.Conditions).To(Equal(map[string]string{"A": "readiness", "B": "networking"}))
+		Expect(out.Plan.Managers).To(Equal(map[string]string{legacyManager: "summary"}))
+		Expect(out.Summary.Total).To(Equal(1))
+		Expect(out.Summary.Changed).To(Equal(1))
+		Expect(out.Objects).To(HaveLen(1))
+		obj := out.Objects[0]
+		Expect(obj.Outcome).To(Equal("migrated"))
+		Expect(obj.Name).To(Equal("w1"))
+		Expect(obj.Before).NotTo(BeNil())
+		Expect(obj.After).NotTo(BeNil())
+		Expect(conditionsByManager(obj.Before.Managers)).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
+		printed := conditionsByManager(obj.After.Managers)
+		Expect(printed).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}))
+
+		o := inspect(ctx, key)
+		Expect(o.ConditionTypes()).To(Equal(printed), "the server holds what was printed")
+		Expect(o.Legacy()).To(BeEmpty())
+		Expect(o.Owners(ownership.StatusPath())).To(ConsistOf(HaveField("Manager", "summary")))
+
+		By("a second --apply is a no-op")
+		migrated := getWidget(ctx, key)
+		r = run(ctx, append([]string{"migrate", "widget/w1", "-n", ns, "--apply"}, split...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/w1: unchanged\n"))
+		Expect(r.stdout).To(ContainSubstring("  ownership:\n"))
+		Expect(r.stdout).To(ContainSubstring("1 object: 0 migrated, 1 unchanged, 0 failed"))
+		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(migrated.ResourceVersion))
+
+		By("the new apply managers change and remove their conditions without conflict or force")
+		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(cs("A", "False", "B", "True")))
+		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(cs("A", "False")))
+		// summary took over the legacy writer's hold on the conditions list
+		// itself; its first apply, which sets only the phase, lets go of it,
+		// so that the list may become empty.
+		Expect(applyPhase(ctx, key, "summary", "Degraded")).To(Succeed())
+		Expect(applyConditions(ctx, key, "readiness", cs())).To(Succeed())
+		Expect(conditions(ctx, key)).To(BeEmpty())
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Degraded"))
+	})
+
+	It("migrates a list with progress on stderr, seeding untracked objects", func(ctx context.Context) {
+		legacyObject(ctx, "tracked")
+		untracked := createWidget(ctx, ns, "untracked")
+		clearManagedFields(ctx, untracked)
+		legacyWrite(ctx, untracked, "Running", cs("A", "True", "B", "True"))
+		Expect(getWidget(ctx, untracked).ManagedFields).To(BeEmpty())
+
+		r := run(ctx, "migrate", "widgets", "-n", ns, "--apply", "-o", "json",
+			"--condition", "A=readiness", "--condition", "B=networking", "--release-unmapped")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(ContainSubstring("[1/2] Widget " + ns + "/tracked: migrated"))
+		Expect(r.stderr).To(ContainSubstring("[2/2] Widget " + ns + "/untracked: migrated"))
+		var out migrateJSON
+		decode(r, &out)
+		Expect(out.Summary.Changed).To(Equal(2))
+		Expect(out.Objects).To(ConsistOf(
+			And(HaveField("Name", "tracked"), HaveField("Seeded", BeFalse())),
+			And(HaveField("Name", "untracked"), HaveField("Seeded", BeTrue())),
+		))
+		for _, key := range []client.ObjectKey{{Namespace: ns, Name: "tracked"}, untracked} {
+			o := inspect(ctx, key)
+			Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}), "%s", key)
+			Expect(o.Legacy()).To(BeEmpty(), "%s", key)
+		}
+	})
+
+	It("reports a failing object and migrates the others, exiting non-zero", func(ctx context.Context) {
+		key := legacyObject(ctx, "w1")
+
+		r := run(ctx, "migrate", "widgets", "missing", "w1", "-n", ns, "--from", legacyManager+"=summary", "--apply")
+		Expect(r.err).To(HaveOccurred())
+		Expect(r.err.Error()).To(ContainSubstring("1 of 2 objects failed to migrate"))
+		Expect(lineWith(r.stdout, "Widget "+ns+"/missing: failed:", "not found")).NotTo(BeEmpty())
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/w1: migrated\n"))
+		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{"summary": {"A", "B"}}))
+	})
+
+	It("refuses a plan with nothing to do before touching the cluster", func(ctx context.Context) {
+		r := run(ctx, "migrate", "widgets", "-n", ns)
+		Expect(r.err).To(MatchError(ContainSubstring("nothing to migrate")))
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", "legacy")
+		Expect(r.err).To(MatchError(ContainSubstring("want KEY=MANAGER")))
+	})
+})
