@@ -16,9 +16,9 @@ import (
 	"github.com/statusapply/statusapply/test/suite"
 )
 
-// manyObjects is how many Widgets the bulk migration spec migrates; kept
-// small enough for a two-core machine.
-const manyObjects = 200
+// manyObjects is how many Widgets the bulk migration spec migrates, the size
+// of a fleet a migrating team meets.
+const manyObjects = 1000
 
 var _ = Describe("migrating many objects", func() {
 	It("reports progress and accounts for every object", func(ctx context.Context) {
