@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -68,13 +69,18 @@ func New(a *ssa.Applier, opts ...Option) *Batch {
 	return b
 }
 
-// add queues c for t, observing obj if the object is new to the batch.
-func (b *Batch) add(t ssa.Target, observed *unstructured.Unstructured, c contribution) {
+// add queues c for t, observing obj if the object is new to the batch: later
+// contributions for the same object only identify it, and are not converted.
+func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := t.Object()
 	o := b.objects[id]
 	if o == nil {
+		observed, err := b.applier.Observe(obj, t.GVK)
+		if err != nil {
+			return err
+		}
 		o = &object{observed: observed}
 		b.objects[id] = o
 		b.order = append(b.order, id)
@@ -82,10 +88,11 @@ func (b *Batch) add(t ssa.Target, observed *unstructured.Unstructured, c contrib
 	for _, e := range o.entries {
 		if e.target == t {
 			e.contribs = append(e.contribs, c)
-			return
+			return nil
 		}
 	}
 	o.entries = append(o.entries, &entry{target: t, contribs: []contribution{c}})
+	return nil
 }
 
 // Pending lists the entries still queued, objects in the order they were first

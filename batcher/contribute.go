@@ -70,7 +70,7 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 // contributeWith checks obj and manager, builds the contribution and queues it.
 // Nothing is queued on an error.
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ContributeOption, build func() (contribution, error)) error {
-	observed, gvk, err := b.applier.Observe(obj)
+	gvk, err := b.applier.Identify(obj)
 	if err != nil {
 		return err
 	}
@@ -85,8 +85,7 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	for _, o := range opts {
 		o(&c)
 	}
-	b.add(t, observed, c)
-	return nil
+	return b.add(t, obj, c)
 }
 
 // contribution is one queued mutator with the conversions between the
@@ -167,15 +166,21 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 			return nil
 		}
 		observedAs := map[reflect.Type]any{}
-		for i := range contribs {
+		for i := 0; i < len(contribs); i++ {
 			c := &contribs[i]
 			if c.edit != nil {
 				if err := settle(); err != nil {
 					return err
 				}
-				if err := edits.apply(c, intent); err != nil {
-					return fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
+				// Consecutive edits of one object type share one comparison.
+				end := i + 1
+				for end < len(contribs) && contribs[end].edit != nil && contribs[end].observedTyp == c.observedTyp {
+					end++
 				}
+				if err := edits.apply(contribs[i:end], i, len(contribs), intent); err != nil {
+					return err
+				}
+				i = end - 1
 				continue
 			}
 			if current == nil || current.acType != c.acType {

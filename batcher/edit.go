@@ -78,8 +78,11 @@ type editor struct {
 	working  map[reflect.Type]any
 }
 
-// apply runs c's edit on the working copy and merges what it changed into intent.
-func (e *editor) apply(c *contribution, intent *unstructured.Unstructured) error {
+// apply runs a run of edits of one object type, in order, on the working
+// copy and merges what they changed together into intent. first and total
+// place the run among the entry's contributions, for error messages.
+func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) error {
+	c := &run[0]
 	obj, ok := e.working[c.observedTyp]
 	if !ok {
 		var err error
@@ -92,8 +95,10 @@ func (e *editor) apply(c *contribution, intent *unstructured.Unstructured) error
 	if err != nil {
 		return err
 	}
-	if err := c.edit(obj); err != nil {
-		return err
+	for i := range run {
+		if err := run[i].edit(obj); err != nil {
+			return fmt.Errorf("edit %d of %d: %w", first+i+1, total, err)
+		}
 	}
 	after, err := e.typed(obj)
 	if err != nil {
@@ -111,7 +116,7 @@ func (e *editor) apply(c *contribution, intent *unstructured.Unstructured) error
 		return nil
 	}
 	if err := e.checkRemovals(removed); err != nil {
-		return err
+		return fmt.Errorf("edits %d to %d of %d: %w", first+1, first+len(run), total, err)
 	}
 	current, err := e.tc.ObjectToTyped(intent, typed.AllowDuplicates)
 	if err != nil {
@@ -119,7 +124,7 @@ func (e *editor) apply(c *contribution, intent *unstructured.Unstructured) error
 	}
 	merged, err := current.Merge(after.ExtractItems(claimed))
 	if err != nil {
-		return fmt.Errorf("merging the edit into the apply configuration: %w", err)
+		return fmt.Errorf("merging the edits into the apply configuration: %w", err)
 	}
 	content, ok := merged.RemoveItems(removed).AsValue().Unstructured().(map[string]any)
 	if !ok {

@@ -104,36 +104,44 @@ func (a *Applier) Scheme() *runtime.Scheme { return a.cfg.scheme }
 // TypeConverter is the combined schema source of the Applier.
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
-// Observe checks obj and returns it as unstructured content with its apiVersion
-// and kind set, the form Apply takes. Nil and typed-nil objects, objects
-// without a name and kinds the scheme does not know are refused with an error
-// wrapping ErrInvalidInput.
-func (a *Applier) Observe(obj client.Object) (*unstructured.Unstructured, schema.GroupVersionKind, error) {
+// Identify checks obj and returns its kind. Nil and typed-nil objects,
+// objects without a name and kinds the scheme does not know are refused with an
+// error wrapping ErrInvalidInput.
+func (a *Applier) Identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj == nil {
-		return nil, schema.GroupVersionKind{}, invalidf("nil object")
+		return schema.GroupVersionKind{}, invalidf("nil object")
 	}
 	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
-		return nil, schema.GroupVersionKind{}, invalidf("nil %T", obj)
+		return schema.GroupVersionKind{}, invalidf("nil %T", obj)
 	}
 	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)
 	if err != nil {
-		return nil, gvk, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
+		return gvk, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
 	}
 	if gvk.Kind == "" || gvk.Version == "" {
-		return nil, gvk, invalidf("%T has no apiVersion or kind", obj)
+		return gvk, invalidf("%T has no apiVersion or kind", obj)
 	}
 	if obj.GetName() == "" {
-		return nil, gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
+		return gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
 	}
+	return gvk, nil
+}
+
+// Observe returns obj, of kind gvk (from Identify), as a copy in unstructured
+// content with its apiVersion and kind set: the form Apply takes.
+func (a *Applier) Observe(obj client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content = u.DeepCopy().Object
-	} else if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
-		return nil, gvk, fmt.Errorf("converting %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+	} else {
+		var err error
+		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, fmt.Errorf("converting %s %s/%s: %w", gvk.Kind, obj.GetNamespace(), obj.GetName(), err)
+		}
 	}
 	u := &unstructured.Unstructured{Object: content}
 	u.SetGroupVersionKind(gvk)
-	return u, gvk, nil
+	return u, nil
 }
 
 // Apply writes t's intent, built by build on top of what the manager owns on
