@@ -11,13 +11,10 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
-	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/testenv"
 )
 
@@ -118,20 +115,6 @@ func RunSteps(ctx context.Context, s *Session, steps []Step) error {
 	fmt.Fprintln(s.Out, "Summary")
 	fmt.Fprintln(s.Out, strings.Join(summary, "\n"))
 	return errors.Join(errs...)
-}
-
-// newApplier returns an Applier for the example API through c.
-func newApplier(c client.Client) (*ssa.Applier, error) {
-	return ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(c.Scheme())), ssa.WithRegisterer(nil))
-}
-
-// createWidget creates a Widget in the session's namespace.
-func (s *Session) createWidget(ctx context.Context, c client.Client, name string) (*v1alpha1.Widget, error) {
-	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: s.Namespace}, Spec: v1alpha1.WidgetSpec{Replicas: 1}}
-	if err := c.Create(ctx, w); err != nil {
-		return nil, err
-	}
-	return w, c.Get(ctx, client.ObjectKeyFromObject(w), w)
 }
 
 func conditionTypes(w *v1alpha1.Widget) []string {

@@ -15,17 +15,8 @@ import (
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/widgets"
 )
-
-// removeConditionMutator releases one condition from a writer's apply configuration.
-func removeConditionMutator(condType string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
-	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-		if ac.Status != nil {
-			ssa.RemoveCondition(&ac.Status.Conditions, condType)
-		}
-		return nil
-	}
-}
 
 // takeOverAndRemove has the new readiness writer change Ready and then remove
 // it, through statusapply, reporting what happened to the condition.
@@ -48,10 +39,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 	b = batcher.New(applier)
 	if err := batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 		current := *meta.FindStatusCondition(o.Status.Conditions, "Ready")
-		if ac.Status == nil {
-			ac.WithStatus(acv1alpha1.WidgetStatus())
-		}
-		return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, current.ObservedGeneration, current)
+		return ssa.SetCondition(&widgets.Status(ac).Conditions, o.Status.Conditions, current.ObservedGeneration, current)
 	}); err != nil {
 		return nil, false, err
 	}
@@ -62,7 +50,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 		return nil, false, err
 	}
 	b = batcher.New(applier)
-	if err := batcher.Status(b, obj, "readiness", removeConditionMutator("Ready")); err != nil {
+	if err := batcher.Status(b, obj, "readiness", widgets.RemoveCondition("Ready")); err != nil {
 		return nil, false, err
 	}
 	if err := b.Flush(ctx); err != nil {
@@ -77,7 +65,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 // legacyWrites has a merge-patch controller write Ready and Reachable, as it did
 // before statusapply.
 func (s *Session) legacyWrites(ctx context.Context, c client.Client, name string) (client.ObjectKey, error) {
-	obj, err := s.createWidget(ctx, c, name)
+	obj, err := widgets.Create(ctx, c, s.Namespace, name)
 	if err != nil {
 		return client.ObjectKey{}, err
 	}
@@ -93,7 +81,7 @@ func stepMigration(ctx context.Context, s *Session) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	applier, err := newApplier(c)
+	applier, err := widgets.NewApplier(c)
 	if err != nil {
 		return "", err
 	}

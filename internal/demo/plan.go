@@ -10,35 +10,22 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/test/widgets"
 )
-
-// planFor is the mutator of a reconcile that creates a plan when it observes none.
-func planFor(id string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
-	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-		if observed.Status.Plan != nil {
-			return nil // a plan exists: nothing to decide
-		}
-		if ac.Status == nil {
-			ac.WithStatus(acv1alpha1.WidgetStatus())
-		}
-		ac.Status.WithPlan(acv1alpha1.WidgetPlan().WithID(id).WithCreatedBy(id).WithSteps("provision", "configure"))
-		return nil
-	}
-}
 
 func stepPlanRace(ctx context.Context, s *Session) (string, error) {
 	c, requests, err := s.Env.CountingClient()
 	if err != nil {
 		return "", err
 	}
-	applier, err := newApplier(c)
+	applier, err := widgets.NewApplier(c)
 	if err != nil {
 		return "", err
 	}
 	reconciles := []string{"reconcile-1", "reconcile-2"}
 
 	// Blind: both reconciles observe no plan, both apply one.
-	blind, err := s.createWidget(ctx, c, "plan-blind")
+	blind, err := widgets.Create(ctx, c, s.Namespace, "plan-blind")
 	if err != nil {
 		return "", err
 	}
@@ -64,7 +51,7 @@ func stepPlanRace(ctx context.Context, s *Session) (string, error) {
 	}
 
 	// Guarded: the same two reconciles, the apply carrying the observed resourceVersion.
-	guarded, err := s.createWidget(ctx, c, "plan-guarded")
+	guarded, err := widgets.Create(ctx, c, s.Namespace, "plan-guarded")
 	if err != nil {
 		return "", err
 	}
@@ -76,7 +63,7 @@ func stepPlanRace(ctx context.Context, s *Session) (string, error) {
 	requests.Reset()
 	for i, id := range reconciles {
 		b := batcher.New(applier)
-		if err := batcher.Status(b, snapshots[i], "planner", planFor(id), batcher.Guarded()); err != nil {
+		if err := batcher.Status(b, snapshots[i], "planner", widgets.PlanFor(id, "provision", "configure"), batcher.Guarded()); err != nil {
 			return "", err
 		}
 		if err := b.Flush(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 func stepPolicies(ctx context.Context, s *Session) (string, error) {
@@ -20,7 +21,7 @@ func stepPolicies(ctx context.Context, s *Session) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	applier, err := newApplier(c)
+	applier, err := widgets.NewApplier(c)
 	if err != nil {
 		return "", err
 	}
@@ -34,7 +35,7 @@ func stepPolicies(ctx context.Context, s *Session) (string, error) {
 	}
 	var outcomes []string
 	for _, p := range policies {
-		obj, err := s.createWidget(ctx, c, "contested-"+map[string]string{"Fail": "fail", "Yield": "yield", "TakeDeclared": "take"}[p.name])
+		obj, err := widgets.Create(ctx, c, s.Namespace, "contested-"+map[string]string{"Fail": "fail", "Yield": "yield", "TakeDeclared": "take"}[p.name])
 		if err != nil {
 			return "", err
 		}

@@ -13,10 +13,9 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
-	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // writer is one status writer: a field manager that owns one condition type.
@@ -88,7 +87,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Session) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	obj, err := s.createWidget(ctx, ws[0].client, "shared-ssa")
+	obj, err := widgets.Create(ctx, ws[0].client, s.Namespace, "shared-ssa")
 	if err != nil {
 		return "", err
 	}
@@ -100,7 +99,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Session) (string, error) {
 			return "", err
 		}
 		for i, w := range ws {
-			applier, err := newApplier(w.client)
+			applier, err := widgets.NewApplier(w.client)
 			if err != nil {
 				return "", err
 			}
@@ -136,7 +135,7 @@ func stepMergePatchWriters(ctx context.Context, s *Session) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	obj, err := s.createWidget(ctx, ws[0].client, "shared-merge-patch")
+	obj, err := widgets.Create(ctx, ws[0].client, s.Namespace, "shared-merge-patch")
 	if err != nil {
 		return "", err
 	}
@@ -218,12 +217,6 @@ func conditionAC(condType string, st metav1.ConditionStatus) *metav1ac.Condition
 }
 
 // setConditionMutator contributes one condition to a writer's apply configuration.
-func setConditionMutator(condType string, st metav1.ConditionStatus) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
-	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-		if ac.Status == nil {
-			ac.WithStatus(acv1alpha1.WidgetStatus())
-		}
-		return ssa.SetCondition(&ac.Status.Conditions, observed.Status.Conditions, observed.Generation,
-			metav1.Condition{Type: condType, Status: st, Reason: "Demo", Message: "set through statusapply"})
-	}
+func setConditionMutator(condType string, st metav1.ConditionStatus) widgets.Mutator {
+	return widgets.PutCondition(metav1.Condition{Type: condType, Status: st, Reason: "Demo", Message: "set through statusapply"})
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -12,16 +11,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // legacyManager is the merge-patch writer the specs start from.
@@ -69,62 +65,31 @@ func crdFile(name string) string {
 // createWidget creates an empty Widget and returns its key.
 func createWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	GinkgoHelper()
-	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}}
-	Expect(env.Client.Create(ctx, w)).To(Succeed())
-	return client.ObjectKeyFromObject(w)
+	key, err := widgets.CreateEmpty(ctx, env.Client, ns, name)
+	Expect(err).NotTo(HaveOccurred())
+	return key
 }
 
 // legacyWrite sets conditions and the phase the way the controllers being
 // migrated do: GET, change, JSON merge patch of /status.
 func legacyWrite(ctx context.Context, key client.ObjectKey, phase string, conds map[string]metav1.ConditionStatus) {
 	GinkgoHelper()
-	w := getWidget(ctx, key)
-	base := w.DeepCopy()
-	for _, t := range slices.Sorted(maps.Keys(conds)) {
-		meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
-			Type: t, Status: conds[t], Reason: "Legacy", Message: "set by the legacy writer",
-		})
-	}
-	w.Status.Phase = phase
-	Expect(env.Client.Status().Patch(ctx, w, client.MergeFrom(base), client.FieldOwner(legacyManager))).To(Succeed())
-}
-
-// applyConditions applies exactly the given conditions as manager, never
-// forcing: a type left out is given up.
-func applyConditions(ctx context.Context, key client.ObjectKey, manager string, conds map[string]metav1.ConditionStatus) error {
-	status := acv1alpha1.WidgetStatus()
-	for _, t := range slices.Sorted(maps.Keys(conds)) {
-		status.WithConditions(metav1ac.Condition().WithType(t).WithStatus(conds[t]).
-			WithReason("Applied").WithMessage("set by " + manager).WithLastTransitionTime(metav1.Now()))
-	}
-	return env.Client.Status().Apply(ctx, acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(status), client.FieldOwner(manager))
-}
-
-// applyExisting applies the object's condition of the given type verbatim as
-// manager, which shares ownership with the current owners.
-func applyExisting(ctx context.Context, key client.ObjectKey, manager, condType string) error {
-	GinkgoHelper()
-	c := meta.FindStatusCondition(getWidget(ctx, key).Status.Conditions, condType)
-	Expect(c).NotTo(BeNil())
-	status := acv1alpha1.WidgetStatus().WithConditions(metav1ac.Condition().WithType(c.Type).WithStatus(c.Status).
-		WithReason(c.Reason).WithMessage(c.Message).WithLastTransitionTime(c.LastTransitionTime))
-	return env.Client.Status().Apply(ctx, acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(status), client.FieldOwner(manager))
+	Expect(widgets.LegacyWrite(ctx, env.Client, key, legacyManager, phase, conds)).To(Succeed())
 }
 
 // clearManagedFields makes the object look never tracked: a single empty
 // entry is the API server's spelling of "reset".
 func clearManagedFields(ctx context.Context, key client.ObjectKey) {
 	GinkgoHelper()
-	Expect(env.Client.Patch(ctx, getWidget(ctx, key), client.RawPatch(types.JSONPatchType,
-		[]byte(`[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]`)))).To(Succeed())
+	Expect(widgets.ClearManagedFields(ctx, env.Client, key)).To(Succeed())
 	Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
 }
 
 // getWidget reads the Widget from the API server.
 func getWidget(ctx context.Context, key client.ObjectKey) *v1alpha1.Widget {
 	GinkgoHelper()
-	w := &v1alpha1.Widget{}
-	Expect(env.Client.Get(ctx, key, w)).To(Succeed())
+	w, err := widgets.Get(ctx, env.Client, key)
+	Expect(err).NotTo(HaveOccurred())
 	return w
 }
 
@@ -139,20 +104,7 @@ func inspect(ctx context.Context, key client.ObjectKey) *ownership.Ownership {
 // conditions returns the object's conditions as type -> status.
 func conditions(ctx context.Context, key client.ObjectKey) map[string]metav1.ConditionStatus {
 	GinkgoHelper()
-	out := map[string]metav1.ConditionStatus{}
-	for _, c := range getWidget(ctx, key).Status.Conditions {
-		out[c.Type] = c.Status
-	}
-	return out
-}
-
-// cs builds a type -> status map from pairs, for readable specs.
-func cs(pairs ...string) map[string]metav1.ConditionStatus {
-	out := map[string]metav1.ConditionStatus{}
-	for i := 0; i+1 < len(pairs); i += 2 {
-		out[pairs[i]] = metav1.ConditionStatus(pairs[i+1])
-	}
-	return out
+	return widgets.Conditions(getWidget(ctx, key))
 }
 
 // lineWith returns the first line of out containing every part, or "".
@@ -175,11 +127,4 @@ func conditionsByManager(managers []managerJSON) map[string][]string {
 		}
 	}
 	return out
-}
-
-// applyPhase applies the phase as manager, never forcing.
-func applyPhase(ctx context.Context, key client.ObjectKey, manager, phase string) error {
-	return env.Client.Status().Apply(ctx,
-		acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithPhase(phase)),
-		client.FieldOwner(manager))
 }

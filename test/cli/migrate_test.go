@@ -11,6 +11,7 @@ import (
 
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("migrate", func() {
@@ -24,7 +25,7 @@ var _ = Describe("migrate", func() {
 	// writer ever wrote: conditions A and B, and the phase.
 	legacyObject := func(ctx context.Context, name string) client.ObjectKey {
 		key := createWidget(ctx, ns, name)
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
 		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
 		return key
 	}
@@ -35,7 +36,7 @@ var _ = Describe("migrate", func() {
 		key := legacyObject(ctx, "w1")
 
 		By("without an apply manager owning them, the conditions cannot be changed (the control)")
-		err := applyConditions(ctx, key, "readiness", cs("A", "False"))
+		err := widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a field-manager conflict, got %v", err)
 
 		By("a dry run prints before and after and writes nothing")
@@ -93,15 +94,15 @@ var _ = Describe("migrate", func() {
 		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(migrated.ResourceVersion))
 
 		By("the new apply managers change and remove their conditions without conflict or force")
-		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False", "B", "True")))
-		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False", "B", "True")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False")))
 		// summary took over the legacy writer's hold on the conditions list
 		// itself; its first apply, which sets only the phase, lets go of it,
 		// so that the list may become empty.
-		Expect(applyPhase(ctx, key, "summary", "Degraded")).To(Succeed())
-		Expect(applyConditions(ctx, key, "readiness", cs())).To(Succeed())
+		Expect(widgets.ApplyPhase(ctx, env.Client, key, "summary", "Degraded")).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS())).To(Succeed())
 		Expect(conditions(ctx, key)).To(BeEmpty())
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Degraded"))
 	})
@@ -110,7 +111,7 @@ var _ = Describe("migrate", func() {
 		legacyObject(ctx, "tracked")
 		untracked := createWidget(ctx, ns, "untracked")
 		clearManagedFields(ctx, untracked)
-		legacyWrite(ctx, untracked, "Running", cs("A", "True", "B", "True"))
+		legacyWrite(ctx, untracked, "Running", widgets.CS("A", "True", "B", "True"))
 		Expect(getWidget(ctx, untracked).ManagedFields).To(BeEmpty())
 
 		r := run(ctx, "migrate", "widgets", "-n", ns, "--apply", "-o", "json",

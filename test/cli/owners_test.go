@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("owners", func() {
@@ -22,9 +23,9 @@ var _ = Describe("owners", func() {
 	// shares B by applying it verbatim, readiness owns R alone.
 	mixedObject := func(ctx context.Context, name string) {
 		key := createWidget(ctx, ns, name)
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
-		Expect(applyExisting(ctx, key, "networking", "B")).To(Succeed())
-		Expect(applyConditions(ctx, key, "readiness", cs("R", "True"))).To(Succeed())
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "networking", "B")).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("R", "True"))).To(Succeed())
 	}
 
 	It("prints a table of who owns which condition and field, legacy and shared marked", func(ctx context.Context) {
@@ -105,7 +106,7 @@ var _ = Describe("owners", func() {
 	It("lists a namespace and says clearly when an object has no managedFields", func(ctx context.Context) {
 		mixedObject(ctx, "w1")
 		untracked := createWidget(ctx, ns, "w2")
-		legacyWrite(ctx, untracked, "Pending", cs("A", "False"))
+		legacyWrite(ctx, untracked, "Pending", widgets.CS("A", "False"))
 		clearManagedFields(ctx, untracked)
 
 		r := run(ctx, "owners", "widgets", "-n", ns)

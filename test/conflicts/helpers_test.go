@@ -17,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // transition is the lastTransitionTime every condition in these specs carries,
@@ -86,8 +87,8 @@ func records(cs []conflicts.Conflict) []record {
 // getWidget reads the Widget fresh from the API server, with managedFields.
 func getWidget(ctx context.Context, key client.ObjectKey) *v1alpha1.Widget {
 	GinkgoHelper()
-	w := &v1alpha1.Widget{}
-	Expect(env.Client.Get(ctx, key, w)).To(Succeed())
+	w, err := widgets.Get(ctx, env.Client, key)
+	Expect(err).NotTo(HaveOccurred())
 	return w
 }
 
@@ -102,7 +103,9 @@ func conditionOf(w *v1alpha1.Widget, t string) *metav1.Condition {
 }
 
 // ownsCondition reports whether manager's status Apply entry owns the
-// condition of type t.
+// condition of type t. It reads the manager's fields through the generated
+// extraction, so owning any field of the condition counts, where
+// widgets.OwnsCondition asks for the list element itself.
 func ownsCondition(w *v1alpha1.Widget, manager, t string) bool {
 	GinkgoHelper()
 	for _, mf := range w.ManagedFields {

@@ -15,11 +15,11 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 const (
@@ -52,7 +52,7 @@ func newWriters(cfgs ...*rest.Config) []*writer {
 		cfg, responses := testenv.WithResponses(cfgs[i%len(cfgs)])
 		c, requests, err := env.CountingClientFor(cfg)
 		Expect(err).NotTo(HaveOccurred())
-		a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(env.Scheme)), ssa.WithRegisterer(nil))
+		a, err := widgets.NewApplier(c)
 		Expect(err).NotTo(HaveOccurred())
 		out = append(out, &writer{
 			manager:   fmt.Sprintf("writer-%d", i),
@@ -110,26 +110,16 @@ type changeFunc func(ctx context.Context, w *writer, obj *v1alpha1.Widget, n int
 // sends them as one apply.
 func applyChange(ctx context.Context, w *writer, obj *v1alpha1.Widget, n int) error {
 	b := batcher.New(w.applier)
-	if err := batcher.Status(b, obj, w.manager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-		return ssa.SetCondition(&status(ac).Conditions, o.Status.Conditions, o.Generation, w.condition(n))
-	}); err != nil {
+	if err := batcher.Status(b, obj, w.manager, widgets.PutCondition(w.condition(n))); err != nil {
 		return err
 	}
 	if err := batcher.Status(b, obj, w.manager, func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-		status(ac).WithAttributes(map[string]string{w.attrKey: w.attribute(n)})
+		widgets.Status(ac).WithAttributes(map[string]string{w.attrKey: w.attribute(n)})
 		return nil
 	}); err != nil {
 		return err
 	}
 	return b.Flush(ctx)
-}
-
-// status returns ac's status, allocating it when the manager owned none.
-func status(ac *acv1alpha1.WidgetApplyConfiguration) *acv1alpha1.WidgetStatusApplyConfiguration {
-	if ac.Status == nil {
-		ac.WithStatus(acv1alpha1.WidgetStatus())
-	}
-	return ac.Status
 }
 
 // edit is the merge-patch writer's change: set its condition and its key on
@@ -231,8 +221,8 @@ func runFreely(ctx context.Context, ws []*writer, key client.ObjectKey, change c
 
 // createWidget creates the shared object through c and returns its key.
 func createWidget(ctx context.Context, c client.Client, ns, name string) client.ObjectKey {
-	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.WidgetSpec{Replicas: 1}}
-	Expect(c.Create(ctx, w)).To(Succeed())
+	w, err := widgets.Create(ctx, c, ns, name)
+	Expect(err).NotTo(HaveOccurred())
 	return client.ObjectKeyFromObject(w)
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // applyErrors returns every *ssa.Error inside a Flush error, which joins one
@@ -95,8 +96,8 @@ var _ = Describe("faults around a Flush", func() {
 					return nil
 				})).To(Succeed())
 			}
-			Expect(batcher.Status(b, o, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
-			Expect(batcher.Status(b, o, "networking", setCondition("Reachable", metav1.ConditionTrue, "Routed"))).To(Succeed())
+			Expect(batcher.Status(b, o, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, o, "networking", widgets.SetCondition("Reachable", metav1.ConditionTrue, "Routed"))).To(Succeed())
 		}
 		Expect(b.Pending()).To(HaveLen(8))
 		w.reset()
@@ -132,7 +133,7 @@ var _ = Describe("faults around a Flush", func() {
 
 		for _, o := range objs {
 			got := getWidget(ctx, client.ObjectKeyFromObject(o))
-			Expect(conditionsOf(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Reachable": "True"}), o.Name)
+			Expect(widgets.Conditions(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Reachable": "True"}), o.Name)
 			Expect(ownsCondition(got, "readiness", "Ready")).To(BeTrue(), o.Name)
 			Expect(ownsCondition(got, "networking", "Reachable")).To(BeTrue(), o.Name)
 		}
@@ -167,9 +168,9 @@ var _ = Describe("faults around a Flush", func() {
 		applier := newApplier(c, ssa.WithGuardBackoff(wait.Backoff{Steps: 3, Duration: time.Millisecond, Factor: 1}))
 
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, obj, "planner", planFor("plan-1"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, obj, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
 		Expect(batcher.Status(b, obj, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			status(ac).WithPhase("Planned")
+			widgets.Status(ac).WithPhase("Planned")
 			return nil
 		})).To(Succeed())
 
@@ -210,12 +211,12 @@ var _ = Describe("faults around a Flush", func() {
 
 		b := batcher.New(w.applier)
 		for _, o := range []*v1alpha1.Widget{gone, kept} {
-			Expect(batcher.Status(b, o, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, o, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 		}
 		// The replaced object's entry is guarded: the observed resourceVersion
 		// is what the successor cannot match.
 		for _, o := range []*v1alpha1.Widget{gone, replaced, kept} {
-			Expect(batcher.Status(b, o, "planner", planFor("plan-1"), batcher.Guarded())).To(Succeed())
+			Expect(batcher.Status(b, o, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
 		}
 
 		// After the observation: one object is deleted, another deleted and
@@ -237,7 +238,7 @@ var _ = Describe("faults around a Flush", func() {
 			Expect(targetsOf(b.Pending())).To(Equal([]string{"gone/readiness", "gone/planner", "replaced/planner"}))
 
 			got := getWidget(ctx, client.ObjectKeyFromObject(kept))
-			Expect(conditionsOf(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True"}))
+			Expect(widgets.Conditions(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True"}))
 			Expect(got.Status.Plan).NotTo(BeNil())
 			now := getWidget(ctx, client.ObjectKeyFromObject(successor))
 			Expect(now.Status.Plan).To(BeNil(), "the object created under the old name is not written")
@@ -253,10 +254,10 @@ var _ = Describe("faults around a Flush", func() {
 		// status.plan.id is required by the CRD schema; statusapply does not
 		// pre-validate custom resources' schemas, so the server refuses it.
 		Expect(batcher.Status(b, obj, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			status(ac).WithPhase("Planning").WithPlan(acv1alpha1.WidgetPlan().WithCreatedBy("planner").WithSteps("provision"))
+			widgets.Status(ac).WithPhase("Planning").WithPlan(acv1alpha1.WidgetPlan().WithCreatedBy("planner").WithSteps("provision"))
 			return nil
 		})).To(Succeed())
-		Expect(batcher.Status(b, obj, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, obj, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 		w.reset()
 
 		err := b.Flush(ctx)
@@ -269,6 +270,6 @@ var _ = Describe("faults around a Flush", func() {
 		got := getWidget(ctx, client.ObjectKeyFromObject(obj))
 		Expect(got.Status.Plan).To(BeNil())
 		Expect(got.Status.Phase).To(BeEmpty(), "the refused apply is all or nothing")
-		Expect(conditionsOf(got)).To(HaveKey("Ready"), "the other entry landed")
+		Expect(widgets.Conditions(got)).To(HaveKey("Ready"), "the other entry landed")
 	})
 })

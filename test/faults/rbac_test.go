@@ -15,6 +15,7 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // statusWriterRole grants what a status writer through statusapply needs and
@@ -60,11 +61,11 @@ var _ = Describe("a status writer with least privilege", func() {
 		b := batcher.New(w.applier)
 		// Queued first, so that its apply carries the observed (soon stale)
 		// resourceVersion.
-		Expect(batcher.Status(b, observed, "planner", planFor("plan-1"), batcher.Guarded())).To(Succeed())
-		Expect(batcher.Status(b, observed, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
-		Expect(batcher.Status(b, observed, "readiness", setCondition("Available", metav1.ConditionFalse, "Starting"))).To(Succeed())
+		Expect(batcher.Status(b, observed, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, observed, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, observed, "readiness", widgets.SetCondition("Available", metav1.ConditionFalse, "Starting"))).To(Succeed())
 		Expect(batcher.Status(b, observed, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			status(ac).WithReadyReplicas(1).WithAttributes(map[string]string{"zone": "a"})
+			widgets.Status(ac).WithReadyReplicas(1).WithAttributes(map[string]string{"zone": "a"})
 			return nil
 		})).To(Succeed())
 
@@ -83,7 +84,7 @@ var _ = Describe("a status writer with least privilege", func() {
 		got := getWidget(ctx, key)
 		Expect(got.Status.Plan).NotTo(BeNil())
 		Expect(got.Status.Plan.ID).To(Equal("plan-1"))
-		Expect(conditionsOf(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Available": "False"}))
+		Expect(widgets.Conditions(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Available": "False"}))
 		Expect(got.Status.ReadyReplicas).To(BeEquivalentTo(1))
 		Expect(got.Status.Attributes).To(Equal(map[string]string{"zone": "a"}))
 		Expect(got.Status.Endpoint).To(Equal("10.0.0.1"), "the administrator's write stays")
@@ -105,7 +106,7 @@ var _ = Describe("a status writer with least privilege", func() {
 			acv1alpha1.Widget(elsewhere.Name, other).WithStatus(acv1alpha1.WidgetStatus().WithPhase("Elsewhere")),
 			client.FieldOwner("readiness"))
 		b = batcher.New(w.applier)
-		Expect(batcher.Status(b, elsewhere, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, elsewhere, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 		forbidden["statusapply in another namespace"] = b.Flush(ctx)
 		for what, err := range forbidden {
 			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", what, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("Batch", func() {
@@ -50,8 +51,8 @@ var _ = Describe("Batch", func() {
 	It("sends one apply per field manager and no GET", func(ctx context.Context) {
 		w := createWidget(ctx, ns, "w1")
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
-		Expect(batcher.Status(b, w, "networking", setCondition("Reachable", metav1.ConditionTrue, "Routed"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, w, "networking", widgets.SetCondition("Reachable", metav1.ConditionTrue, "Routed"))).To(Succeed())
 		Expect(b.Pending()).To(HaveLen(2))
 
 		counts, err := flushCounted(ctx, b)
@@ -60,7 +61,7 @@ var _ = Describe("Batch", func() {
 		Expect(b.Pending()).To(BeEmpty())
 
 		got := getWidget(ctx, client.ObjectKeyFromObject(w))
-		Expect(conditionsOf(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Reachable": "True"}))
+		Expect(widgets.Conditions(got)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True", "Reachable": "True"}))
 		Expect(ownsCondition(got, "readiness", "Ready")).To(BeTrue())
 		Expect(ownsCondition(got, "networking", "Reachable")).To(BeTrue())
 		Expect(ownsCondition(got, "readiness", "Reachable")).To(BeFalse())
@@ -71,11 +72,11 @@ var _ = Describe("Batch", func() {
 		b := batcher.New(applier)
 		for i := range 20 {
 			Expect(batcher.Status(b, w, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-				st := status(ac)
+				st := widgets.Status(ac)
 				if i > 0 && len(st.Conditions) != i {
 					return errors.New("mutator did not see the previous edits")
 				}
-				return setCondition("C"+string(rune('A'+i)), metav1.ConditionTrue, "Set")(ac, o)
+				return widgets.SetCondition("C"+string(rune('A'+i)), metav1.ConditionTrue, "Set")(ac, o)
 			})).To(Succeed())
 		}
 		counts, err := flushCounted(ctx, b)
@@ -88,9 +89,9 @@ var _ = Describe("Batch", func() {
 		w := createWidget(ctx, ns, "w1")
 		reconcile := func(obj *v1alpha1.Widget) (map[string]int, error) {
 			b := batcher.New(applier)
-			Expect(batcher.Status(b, obj, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, obj, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 			Expect(batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-				status(ac).WithReadyReplicas(3).WithAttributes(map[string]string{"zone": "a"})
+				widgets.Status(ac).WithReadyReplicas(3).WithAttributes(map[string]string{"zone": "a"})
 				return nil
 			})).To(Succeed())
 			return flushCounted(ctx, b)
@@ -111,7 +112,7 @@ var _ = Describe("Batch", func() {
 		key := client.ObjectKeyFromObject(w)
 		flush := func(st metav1.ConditionStatus, reason string) *v1alpha1.Widget {
 			b := batcher.New(applier)
-			Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("Ready", st, reason))).To(Succeed())
+			Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("Ready", st, reason))).To(Succeed())
 			Expect(b.Flush(ctx)).To(Succeed())
 			return getWidget(ctx, key)
 		}
@@ -132,21 +133,21 @@ var _ = Describe("Batch", func() {
 		w := createWidget(ctx, ns, "w1")
 		key := client.ObjectKeyFromObject(w)
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
-		Expect(batcher.Status(b, w, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 
 		b = batcher.New(applier)
-		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("A", metav1.ConditionFalse, "Changed"))).To(Succeed())
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("A", metav1.ConditionFalse, "Changed"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False", "B": "True"}),
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False", "B": "True"}),
 			"incremental: B, not touched this time, stays")
 
 		b = batcher.New(applier)
-		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", setCondition("A", metav1.ConditionFalse, "Changed"),
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("A", metav1.ConditionFalse, "Changed"),
 			batcher.Declarative())).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False"}),
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False"}),
 			"declarative: B, not stated, is released and deleted")
 	})
 
@@ -154,12 +155,12 @@ var _ = Describe("Batch", func() {
 		w := createWidget(ctx, ns, "w1")
 		key := client.ObjectKeyFromObject(w)
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
-		Expect(batcher.Status(b, w, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(batcher.Status(b, w, "readiness", removeCondition("A"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.RemoveCondition("A"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"B": "True"}))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"B": "True"}))
 	})
 
 	It("lands a guarded entry after a real concurrent write, re-running its mutators on fresh state", func(ctx context.Context) {
@@ -174,7 +175,7 @@ var _ = Describe("Batch", func() {
 				other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1"))
 				Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("networking"))).To(Succeed())
 			}
-			status(ac).WithPhase("Planned").WithPlan(acv1alpha1.WidgetPlan().WithID("p-" + o.Status.Endpoint))
+			widgets.Status(ac).WithPhase("Planned").WithPlan(acv1alpha1.WidgetPlan().WithID("p-" + o.Status.Endpoint))
 			return nil
 		}, batcher.Guarded())).To(Succeed())
 
@@ -198,7 +199,7 @@ var _ = Describe("Batch", func() {
 			// Someone else writes every time, so the observed state is always stale.
 			other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithReadyReplicas(int32(runs)))
 			Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("busy"))).To(Succeed())
-			status(ac).WithPhase("Planned")
+			widgets.Status(ac).WithPhase("Planned")
 			return nil
 		}, batcher.Guarded())).To(Succeed())
 
@@ -221,7 +222,7 @@ var _ = Describe("Batch", func() {
 		for range 2 {
 			b := batcher.New(applier)
 			Expect(batcher.Status(b, getWidget(ctx, client.ObjectKeyFromObject(w)), "readiness",
-				setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+				widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 			Expect(b.Flush(ctx)).To(Succeed())
 		}
 		families, err := reg.Gather()
@@ -244,7 +245,7 @@ var _ = Describe("Batch", func() {
 		var order []string
 		Expect(batcher.Status(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 			order = append(order, "status")
-			status(ac).WithPhase("Saw-" + o.Spec.Message)
+			widgets.Status(ac).WithPhase("Saw-" + o.Spec.Message)
 			return nil
 		})).To(Succeed())
 		Expect(batcher.Object(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
@@ -267,7 +268,7 @@ var _ = Describe("Batch", func() {
 			return nil
 		})).To(Succeed())
 		Expect(batcher.Status(b, cur, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			status(ac).WithPhase("Never")
+			widgets.Status(ac).WithPhase("Never")
 			return nil
 		})).To(Succeed())
 		err := b.Flush(ctx)
@@ -283,14 +284,14 @@ var _ = Describe("Batch", func() {
 		Expect(env.Client.Delete(ctx, w1)).To(Succeed())
 
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w1, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
-		Expect(batcher.Status(b, w2, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, w1, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, w2, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 		err := b.Flush(ctx)
 		Expect(err).To(HaveOccurred())
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
 		Expect(err.Error()).To(ContainSubstring(ns + "/w1"))
 		Expect(b.Pending()).To(ConsistOf(HaveField("Name", "w1")))
-		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w2)))).To(HaveKey("Ready"))
+		Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w2)))).To(HaveKey("Ready"))
 	})
 
 	It("does not recreate a deleted object through a main-resource apply", func(ctx context.Context) {
@@ -309,7 +310,7 @@ var _ = Describe("Batch", func() {
 	It("builds a second Flush in one reconcile on the first one's responses, without a GET", func(ctx context.Context) {
 		w := createWidget(ctx, ns, "w1")
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 
 		var seen []string
@@ -317,13 +318,13 @@ var _ = Describe("Batch", func() {
 			for _, c := range o.Status.Conditions {
 				seen = append(seen, c.Type)
 			}
-			return setCondition("B", metav1.ConditionTrue, "Set")(ac, o)
+			return widgets.SetCondition("B", metav1.ConditionTrue, "Set")(ac, o)
 		})).To(Succeed())
 		counts, err := flushCounted(ctx, b)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts).To(Equal(map[string]int{"apply": 1}))
 		Expect(seen).To(Equal([]string{"A"}), "the mutator observed the first Flush's result")
-		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
+		Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
 	})
 
 	It("coalesces distinct pointers to one object and holds several kinds in one batch", func(ctx context.Context) {
@@ -332,8 +333,8 @@ var _ = Describe("Batch", func() {
 		Expect(env.Client.Create(ctx, g)).To(Succeed())
 
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "ctrl", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
-		Expect(batcher.Status(b, w.DeepCopy(), "ctrl", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "ctrl", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w.DeepCopy(), "ctrl", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(batcher.Status(b, g, "ctrl", func(ac *acv1alpha1.GadgetApplyConfiguration, _ *v1alpha1.Gadget) error {
 			ac.WithStatus(acv1alpha1.GadgetStatus().WithPhase("On"))
 			return nil
@@ -342,7 +343,7 @@ var _ = Describe("Batch", func() {
 		counts, err := flushCounted(ctx, b)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts).To(Equal(map[string]int{"apply": 2}))
-		Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
+		Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
 		Expect(env.Client.Get(ctx, client.ObjectKeyFromObject(g), g)).To(Succeed())
 		Expect(g.Status.Phase).To(Equal("On"))
 	})
@@ -396,35 +397,35 @@ var _ = Describe("Batch", func() {
 		w := createWidget(ctx, ns, "w1")
 		key := client.ObjectKeyFromObject(w)
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, w, "readiness", setCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 
 		stripped := getWidget(ctx, key)
 		stripped.ManagedFields = nil
 		b = batcher.New(applier)
-		Expect(batcher.Status(b, stripped, "readiness", setCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		Expect(batcher.Status(b, stripped, "readiness", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
 		counts, err := flushCounted(ctx, b)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts).To(Equal(map[string]int{"get": 1, "apply": 1}))
-		Expect(conditionsOf(getWidget(ctx, key))).To(HaveLen(2), "A survived")
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveLen(2), "A survived")
 	})
 
 	Describe("bad input", func() {
 		It("is refused when queued, before any request, and loses nothing else", func(ctx context.Context) {
 			w := createWidget(ctx, ns, "w1")
 			b := batcher.New(applier)
-			Expect(batcher.Status(b, w, "readiness", setCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 
 			var typedNil *v1alpha1.Widget
 			cases := map[string]error{
-				"typed nil":  batcher.Status(b, typedNil, "m", setCondition("X", metav1.ConditionTrue, "R")),
+				"typed nil":  batcher.Status(b, typedNil, "m", widgets.SetCondition("X", metav1.ConditionTrue, "R")),
 				"nil object": batcher.Status[client.Object](b, nil, "m", func(*unstructured.Unstructured, client.Object) error { return nil }),
 				"no name": batcher.Status(b, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns}}, "m",
-					setCondition("X", metav1.ConditionTrue, "R")),
+					widgets.SetCondition("X", metav1.ConditionTrue, "R")),
 				"unknown kind": batcher.Status(b, &unregistered{ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: ns}}, "m",
 					func(*unstructured.Unstructured, *unregistered) error { return nil }),
-				"empty manager":    batcher.Status(b, w, "", setCondition("X", metav1.ConditionTrue, "R")),
-				"long manager":     batcher.Status(b, w, strings.Repeat("m", 129), setCondition("X", metav1.ConditionTrue, "R")),
+				"empty manager":    batcher.Status(b, w, "", widgets.SetCondition("X", metav1.ConditionTrue, "R")),
+				"long manager":     batcher.Status(b, w, strings.Repeat("m", 129), widgets.SetCondition("X", metav1.ConditionTrue, "R")),
 				"nil mutator":      batcher.Status[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration](b, w, "m", nil),
 				"non-pointer type": batcher.Status(b, w, "m", func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }),
 			}
@@ -434,7 +435,7 @@ var _ = Describe("Batch", func() {
 			Expect(b.Pending()).To(HaveLen(1))
 			requests.Reset()
 			Expect(b.Flush(ctx)).To(Succeed())
-			Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Ready"))
+			Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Ready"))
 		})
 
 		It("is refused at Flush, before the entry's request, keeping it queued and sending the rest", func(ctx context.Context) {
@@ -444,9 +445,9 @@ var _ = Describe("Batch", func() {
 				ac.WithName("someone-else")
 				return nil
 			})).To(Succeed())
-			Expect(batcher.Status(b, w, "bad-condition", setCondition("Ready", "Maybe", "Unsure"))).To(Succeed())
-			Expect(batcher.Status(b, w, "bad-reason", setCondition("Ready", metav1.ConditionTrue, "not a reason!"))).To(Succeed())
-			Expect(batcher.Status(b, w, "fine", setCondition("Fine", metav1.ConditionTrue, "Up"))).To(Succeed())
+			Expect(batcher.Status(b, w, "bad-condition", widgets.SetCondition("Ready", "Maybe", "Unsure"))).To(Succeed())
+			Expect(batcher.Status(b, w, "bad-reason", widgets.SetCondition("Ready", metav1.ConditionTrue, "not a reason!"))).To(Succeed())
+			Expect(batcher.Status(b, w, "fine", widgets.SetCondition("Fine", metav1.ConditionTrue, "Up"))).To(Succeed())
 
 			counts, err := flushCounted(ctx, b)
 			Expect(err).To(MatchError(ssa.ErrInvalidInput))
@@ -455,7 +456,7 @@ var _ = Describe("Batch", func() {
 			Expect(err.Error()).To(ContainSubstring("reason"))
 			Expect(counts).To(Equal(map[string]int{"apply": 1}), "only the good entry was sent")
 			Expect(b.Pending()).To(HaveLen(3))
-			Expect(conditionsOf(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Fine"))
+			Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Fine"))
 		})
 
 		It("refuses conditions in an atomic list before sending", func(ctx context.Context) {

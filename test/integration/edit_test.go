@@ -20,6 +20,7 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // Status functions written the merge-patch way: they edit the object in place.
@@ -80,7 +81,7 @@ var _ = Describe("Edits written for merge patches", func() {
 					}()
 				}
 				wg.Wait()
-				got := conditionsOf(getWidget(ctx, key))
+				got := widgets.Conditions(getWidget(ctx, key))
 				for _, types := range writers {
 					for _, t := range types {
 						if got[t] != st {
@@ -159,7 +160,7 @@ var _ = Describe("Edits written for merge patches", func() {
 		current := getWidget(ctx, key)
 		Expect(batcher.EditStatus(b, current, "readiness", dropCondition("Ready"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(conditionsOf(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"Reachable": "True"}))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"Reachable": "True"}))
 
 		b = batcher.New(applier)
 		Expect(batcher.EditStatus(b, getWidget(ctx, key), "readiness", dropCondition("Reachable"))).To(Succeed())
@@ -169,7 +170,7 @@ var _ = Describe("Edits written for merge patches", func() {
 		Expect(err.Error()).To(ContainSubstring(`.status.conditions[type="Reachable"] is owned by networking (Apply, status)`))
 		Expect(requests.Count("apply")).To(BeZero())
 		Expect(b.Pending()).To(HaveLen(1))
-		Expect(conditionsOf(getWidget(ctx, key))).To(HaveKey("Reachable"))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
 	})
 
 	It("mixes edits and apply-configuration mutators in one entry, in queue order", func(ctx context.Context) {
@@ -177,8 +178,8 @@ var _ = Describe("Edits written for merge patches", func() {
 		b := batcher.New(applier)
 		Expect(batcher.EditStatus(b, w, "ctrl", markCondition("Ready", metav1.ConditionTrue))).To(Succeed())
 		Expect(batcher.Status(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			Expect(ssa.FindCondition(status(ac).Conditions, "Ready")).NotTo(BeNil(), "the mutator sees the earlier edit")
-			status(ac).WithPhase("Mixed")
+			Expect(ssa.FindCondition(widgets.Status(ac).Conditions, "Ready")).NotTo(BeNil(), "the mutator sees the earlier edit")
+			widgets.Status(ac).WithPhase("Mixed")
 			return nil
 		})).To(Succeed())
 		Expect(batcher.EditStatus(b, w, "ctrl", func(o *v1alpha1.Widget) error {
@@ -191,7 +192,7 @@ var _ = Describe("Edits written for merge patches", func() {
 		got := getWidget(ctx, client.ObjectKeyFromObject(w))
 		Expect(got.Status.Phase).To(Equal("Mixed"))
 		Expect(got.Status.Endpoint).To(Equal("10.9.9.9"))
-		Expect(conditionsOf(got)).To(HaveKey("Ready"))
+		Expect(widgets.Conditions(got)).To(HaveKey("Ready"))
 	})
 
 	It("works for a built-in kind and for unstructured objects", func(ctx context.Context) {

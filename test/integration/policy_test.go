@@ -21,6 +21,7 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // events records the reasons of the events it is given.
@@ -62,7 +63,7 @@ var _ = Describe("conflict policies at Flush", func() {
 		meta.SetStatusCondition(&legacy.Status.Conditions, metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Legacy"})
 		Expect(env.Client.Status().Patch(ctx, legacy, client.MergeFrom(base), client.FieldOwner("legacy"))).To(Succeed())
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, getWidget(ctx, key), "control", setCondition("Control", metav1.ConditionTrue, "Mine"))).To(Succeed())
+		Expect(batcher.Status(b, getWidget(ctx, key), "control", widgets.SetCondition("Control", metav1.ConditionTrue, "Mine"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 	})
 
@@ -70,8 +71,8 @@ var _ = Describe("conflict policies at Flush", func() {
 	flushWriter := func(ctx context.Context, opts ...batcher.ContributeOption) (*batcher.Batch, error) {
 		b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, r ssa.Result, _ error) { results = append(results, r) }))
 		w := getWidget(ctx, key)
-		Expect(batcher.Status(b, w, "writer", setCondition("Ready", metav1.ConditionTrue, "Up"), opts...)).To(Succeed())
-		Expect(batcher.Status(b, w, "writer", setCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
+		Expect(batcher.Status(b, w, "writer", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"), opts...)).To(Succeed())
+		Expect(batcher.Status(b, w, "writer", widgets.SetCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
 		return b, b.Flush(ctx)
 	}
 
@@ -93,7 +94,7 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(err.Error()).To(ContainSubstring(`.status.conditions[type="Ready"].status: owned by legacy (Update, subresource status)`))
 		Expect(b.Pending()).To(HaveLen(1))
 		Expect(recorder.reasons).To(Equal([]string{conflicts.ReasonFieldConflict}))
-		Expect(conditionsOf(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionFalse))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionFalse))
 		controlUntouched(ctx)
 	})
 
@@ -104,8 +105,8 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(requests.Count("apply")).To(Equal(1), "the conflict was predicted from managedFields: no refused request")
 		Expect(b.Pending()).To(BeEmpty())
 		got := getWidget(ctx, key)
-		Expect(conditionsOf(got)).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
-		Expect(conditionsOf(got)).To(HaveKeyWithValue("Ready", metav1.ConditionFalse), "the owner's value stays")
+		Expect(widgets.Conditions(got)).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
+		Expect(widgets.Conditions(got)).To(HaveKeyWithValue("Ready", metav1.ConditionFalse), "the owner's value stays")
 		owners, err := ownership.Inspect(got)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(owners.ConditionOwners("Ready")).To(ConsistOf(HaveField("Manager", "legacy")))
@@ -123,13 +124,13 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(env.Client.Status().Patch(ctx, late, client.MergeFrom(base), client.FieldOwner("late"))).To(Succeed())
 
 		b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, r ssa.Result, _ error) { results = append(results, r) }))
-		Expect(batcher.Status(b, observed, "writer", setCondition("Late", metav1.ConditionTrue, "Up"), batcher.OnConflict(conflicts.Yield()))).To(Succeed())
-		Expect(batcher.Status(b, observed, "writer", setCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
+		Expect(batcher.Status(b, observed, "writer", widgets.SetCondition("Late", metav1.ConditionTrue, "Up"), batcher.OnConflict(conflicts.Yield()))).To(Succeed())
+		Expect(batcher.Status(b, observed, "writer", widgets.SetCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
 		requests.Reset()
 		Expect(b.Flush(ctx)).To(Succeed())
 		Expect(requests.Count("apply")).To(Equal(2), "one refused, one without the contested condition")
 		Expect(results).To(ContainElement(HaveField("Yielded", ContainElement(HaveField("ConditionType", "Late")))))
-		got := conditionsOf(getWidget(ctx, key))
+		got := widgets.Conditions(getWidget(ctx, key))
 		Expect(got).To(HaveKeyWithValue("Late", metav1.ConditionFalse))
 		Expect(got).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
 		controlUntouched(ctx)
@@ -139,7 +140,7 @@ var _ = Describe("conflict policies at Flush", func() {
 		_, err := flushWriter(ctx, batcher.OnConflict(conflicts.TakeDeclared(conflicts.Declaration{ConditionTypes: []string{"Ready"}})))
 		Expect(err).NotTo(HaveOccurred())
 		got := getWidget(ctx, key)
-		Expect(conditionsOf(got)).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
+		Expect(widgets.Conditions(got)).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
 		owners, err := ownership.Inspect(got)
 		Expect(err).NotTo(HaveOccurred())
 		readyStatus := fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "Ready"), "status")
@@ -158,7 +159,7 @@ var _ = Describe("conflict policies at Flush", func() {
 			Expect(c.ConditionType).To(Equal("Ready"))
 		}
 		Expect(b.Pending()).To(HaveLen(1))
-		Expect(conditionsOf(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionFalse))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionFalse))
 		controlUntouched(ctx)
 	})
 
@@ -166,6 +167,6 @@ var _ = Describe("conflict policies at Flush", func() {
 		applier, _, _ = newApplier(ssa.WithConflictPolicy("writer", conflicts.Yield()))
 		_, err := flushWriter(ctx)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(conditionsOf(getWidget(ctx, key))).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Advice", metav1.ConditionTrue))
 	})
 })

@@ -9,6 +9,7 @@ import (
 
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("objects that were never tracked", func() {
@@ -26,7 +27,7 @@ var _ = Describe("objects that were never tracked", func() {
 	It("seeds an object without managedFields and hands its conditions over", func(ctx context.Context) {
 		key := createWidget(ctx, ns, "untracked")
 		clearManagedFields(ctx, key)
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
 		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty(), "untracked objects stay untracked under merge patches")
 
 		_, err := ownership.Inspect(getWidget(ctx, key))
@@ -57,25 +58,25 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(o.Managers(ownership.DefaultSeedManager)).To(BeEmpty(), "the seeding apply owns nothing")
 
 		By("the apply managers change and remove their types without force")
-		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
-		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False")))
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Running"), "released fields stay on the object")
-		Expect(applyPhase(ctx, key, "summary", "Ready")).To(Succeed(), "released fields are free to take")
+		Expect(widgets.ApplyPhase(ctx, env.Client, key, "summary", "Ready")).To(Succeed(), "released fields are free to take")
 	})
 
 	It("cleans up before-first-apply left by an earlier first apply", func(ctx context.Context) {
 		key := createWidget(ctx, ns, "first-apply")
 		clearManagedFields(ctx, key)
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
-		Expect(applyConditions(ctx, key, "other", cs("C", "True"))).To(Succeed())
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "other", widgets.CS("C", "True"))).To(Succeed())
 
 		o := inspect(ctx, key)
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{ownership.BeforeFirstApplyManager: {"A", "B"}, "other": {"C"}}))
 		Expect(o.Legacy()).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)))
 
 		By("before the migration, before-first-apply blocks changes (the control)")
-		err := applyConditions(ctx, key, "networking", cs("B", "False"))
+		err := widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS("B", "False"))
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a conflict, got %v", err)
 		Expect(err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
 
@@ -90,8 +91,8 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(o.Managers(ownership.BeforeFirstApplyManager)).To(BeEmpty())
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}, "other": {"C"}}))
 
-		Expect(applyConditions(ctx, key, "networking", cs("B", "False"))).To(Succeed())
-		Expect(applyConditions(ctx, key, "readiness", cs())).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("B", "False", "C", "True")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS("B", "False"))).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("B", "False", "C", "True")))
 	})
 })

@@ -11,15 +11,16 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("inspecting managedFields", func() {
 	It("reads typed and unstructured objects alike, and tells stripped objects apart", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
 		key := createWidget(ctx, ns, "inspected")
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
-		Expect(applyExisting(ctx, key, "networking", "B")).To(Succeed())
-		Expect(applyConditions(ctx, key, "readiness", cs("R", "True"))).To(Succeed())
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "networking", "B")).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("R", "True"))).To(Succeed())
 
 		typed, err := ownership.Inspect(getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())

@@ -14,6 +14,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // manyObjects is how many Widgets the bulk migration spec migrates, the size
@@ -25,7 +26,7 @@ var _ = Describe("migrating many objects", func() {
 		ns := suite.Namespace(ctx, env)
 		for i := range manyObjects {
 			key := createWidget(ctx, ns, fmt.Sprintf("w%03d", i))
-			legacyWrite(ctx, key, "Running", cs("A", "True", "B", "False"))
+			legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "False"))
 		}
 		list := &v1alpha1.WidgetList{}
 		Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())

@@ -11,6 +11,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("migrating a legacy merge-patch writer", func() {
@@ -24,7 +25,7 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 	// the legacy merge-patch writer: conditions A and B, and the phase.
 	legacyObject := func(ctx context.Context, name string) client.ObjectKey {
 		key := createWidget(ctx, ns, name)
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
 		o := inspect(ctx, key)
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
 		Expect(o.Legacy()).To(HaveLen(1))
@@ -35,15 +36,15 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 		key := legacyObject(ctx, "control")
 
 		// Changing a legacy-owned condition without forcing conflicts.
-		err := applyConditions(ctx, key, "readiness", cs("A", "False"))
+		err := widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a field-manager conflict, got %v", err)
 		Expect(err.Error()).To(ContainSubstring(`conflicts with "legacy"`))
 
 		// Applying the same value shares ownership; giving it up again leaves
 		// the condition behind, because the legacy writer still owns it.
-		Expect(applyExisting(ctx, key, "networking", "B")).To(Succeed())
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "networking", "B")).To(Succeed())
 		Expect(inspect(ctx, key).ConditionOwners("B")).To(HaveLen(2), "B is shared by legacy and networking")
-		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS())).To(Succeed())
 		Expect(conditions(ctx, key)).To(HaveKey("B"), "the stale condition outlives the manager that dropped it")
 	})
 
@@ -63,10 +64,10 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A", "B"}}))
 
 		// The new owner changes and removes what it now owns, without force.
-		Expect(applyConditions(ctx, key, "readiness", cs("A", "False", "B", "True"))).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False", "B", "True")))
-		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False", "B", "True"))).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False", "B", "True")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False")))
 	})
 
 	It("splits a legacy owner's conditions among two apply managers", func(ctx context.Context) {
@@ -111,15 +112,15 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 		Expect(res.Changed).To(BeFalse())
 
 		By("each apply manager changes and removes its own types without force")
-		Expect(applyConditions(ctx, key, "readiness", cs("A", "False"))).To(Succeed())
-		Expect(applyConditions(ctx, key, "networking", cs("B", "False"))).To(Succeed())
-		Expect(applyPhase(ctx, key, "summary", "Degraded")).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "False", "B", "False")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS("B", "False"))).To(Succeed())
+		Expect(widgets.ApplyPhase(ctx, env.Client, key, "summary", "Degraded")).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False", "B", "False")))
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Degraded"))
 
-		Expect(applyConditions(ctx, key, "readiness", cs())).To(Succeed())
-		Expect(conditions(ctx, key)).To(Equal(cs("B", "False")))
-		Expect(applyConditions(ctx, key, "networking", cs())).To(Succeed())
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS())).To(Succeed())
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("B", "False")))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS())).To(Succeed())
 		Expect(conditions(ctx, key)).To(BeEmpty())
 	})
 })

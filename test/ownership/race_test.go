@@ -13,6 +13,7 @@ import (
 
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 var _ = Describe("a write racing the migration", func() {
@@ -26,7 +27,7 @@ var _ = Describe("a write racing the migration", func() {
 	BeforeEach(func(ctx context.Context) {
 		ns = suite.Namespace(ctx, env)
 		key = createWidget(ctx, ns, "raced")
-		legacyWrite(ctx, key, "Running", cs("A", "True", "B", "True"))
+		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
 	})
 
 	// racingClient runs race before each of the first n managedFields writes
@@ -52,7 +53,7 @@ var _ = Describe("a write racing the migration", func() {
 
 	It("retries after a 409 and keeps the racing write", func(ctx context.Context) {
 		c, conflicts := racingClient(1, func(ctx context.Context, _ int) {
-			legacyWrite(ctx, key, "", cs("C", "False"))
+			legacyWrite(ctx, key, "", widgets.CS("C", "False"))
 		})
 		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
@@ -62,7 +63,7 @@ var _ = Describe("a write racing the migration", func() {
 		Expect(*conflicts).To(Equal(1), "the first managedFields write was rejected")
 		Expect(res.Attempts).To(Equal(2))
 
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "True", "B", "True", "C", "False")), "no condition lost")
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "True", "B", "True", "C", "False")), "no condition lost")
 		o := inspect(ctx, key)
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A", "C"}, "networking": {"B"}}),
 			"the retry saw the racing writer's condition and moved it too")
@@ -70,7 +71,7 @@ var _ = Describe("a write racing the migration", func() {
 
 	It("fails, naming the object, when every attempt races, and loses nothing", func(ctx context.Context) {
 		c, conflicts := racingClient(100, func(ctx context.Context, i int) {
-			legacyWrite(ctx, key, "", cs(fmt.Sprintf("Race%d", i), "True"))
+			legacyWrite(ctx, key, "", widgets.CS(fmt.Sprintf("Race%d", i), "True"))
 		})
 		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(false), ownership.WithAttempts(3))
 		Expect(err).NotTo(HaveOccurred())
@@ -83,7 +84,7 @@ var _ = Describe("a write racing the migration", func() {
 		Expect(oe.Object).To(Equal(ownership.ObjectRef{Kind: "Widget", Namespace: ns, Name: "raced"}))
 		Expect(*conflicts).To(Equal(3))
 
-		Expect(conditions(ctx, key)).To(Equal(cs("A", "True", "B", "True", "Race0", "True", "Race1", "True", "Race2", "True")))
+		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "True", "B", "True", "Race0", "True", "Race1", "True", "Race2", "True")))
 		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{
 			legacyManager: {"A", "B", "Race0", "Race1", "Race2"},
 		}), "ownership is untouched")

@@ -9,15 +9,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
-	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // planner is the field manager of the controller that creates plans. Both
@@ -38,7 +36,7 @@ func newReconciler() *reconciler {
 	cfg, responses := testenv.WithResponses(env.Config)
 	c, requests, err := env.CountingClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
-	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(env.Scheme)), ssa.WithRegisterer(nil))
+	a, err := widgets.NewApplier(c)
 	Expect(err).NotTo(HaveOccurred())
 	return &reconciler{client: c, requests: requests, responses: responses, applier: a}
 }
@@ -62,7 +60,7 @@ func (r *reconciler) decide(ctx context.Context, observed *v1alpha1.Widget, plan
 		opts = append(opts, batcher.Guarded())
 	}
 	b := batcher.New(r.applier)
-	if err := batcher.Status(b, observed, planner, planFor(planID), opts...); err != nil {
+	if err := batcher.Status(b, observed, planner, widgets.PlanFor(planID, "provision", "configure"), opts...); err != nil {
 		return err
 	}
 	if err := b.Flush(ctx); err != nil {
@@ -76,22 +74,6 @@ func (r *reconciler) decide(ctx context.Context, observed *v1alpha1.Widget, plan
 
 // errUnflushed says a Flush returned no error yet left its entry queued.
 var errUnflushed = errors.New("the entry is still queued after a Flush without error")
-
-// planFor is the reconcile's decision: create a plan when the object has none.
-// It is a deterministic function of the observed object, as a guarded
-// mutator must be: on a retry it sees the plan the other reconcile wrote.
-func planFor(id string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
-	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-		if observed.Status.Plan != nil {
-			return nil
-		}
-		if ac.Status == nil {
-			ac.WithStatus(acv1alpha1.WidgetStatus())
-		}
-		ac.Status.WithPlan(acv1alpha1.WidgetPlan().WithID(id).WithCreatedBy(id).WithSteps("provision", "configure"))
-		return nil
-	}
-}
 
 // planWatch records, from a watch on a namespace's Widgets, every plan each
 // object ever showed: a plan overwritten between two reads is still seen.
@@ -160,8 +142,8 @@ func (pw *planWatch) plansOf(ctx context.Context, key client.ObjectKey) ([]strin
 
 func createWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	GinkgoHelper()
-	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: v1alpha1.WidgetSpec{Replicas: 1}}
-	Expect(env.Client.Create(ctx, w)).To(Succeed())
+	w, err := widgets.Create(ctx, env.Client, ns, name)
+	Expect(err).NotTo(HaveOccurred())
 	return client.ObjectKeyFromObject(w)
 }
 
