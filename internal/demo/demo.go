@@ -26,11 +26,11 @@ type Env interface {
 // Step is one claim the demo shows.
 type Step struct {
 	Title string
-	Run   func(ctx context.Context, s *Session) (summary string, err error)
+	Run   func(ctx context.Context, s *Walkthrough) (summary string, err error)
 }
 
-// Session is one run of the demo in one namespace.
-type Session struct {
+// Walkthrough is one run of the demo in one namespace.
+type Walkthrough struct {
 	Env       Env
 	Namespace string
 	Out       io.Writer
@@ -65,7 +65,7 @@ func Run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return RunSteps(ctx, &Session{Env: env, Namespace: ns, Out: out}, Steps())
+	return RunSteps(ctx, &Walkthrough{Env: env, Namespace: ns, Out: out}, Steps())
 }
 
 // RunAgainst runs the same steps on an existing cluster: it installs the
@@ -92,12 +92,12 @@ func RunAgainst(ctx context.Context, out io.Writer, cfg *rest.Config) (err error
 	}
 	fmt.Fprintf(out, "working in namespace %s\n\n", ns)
 	defer func() { err = errors.Join(err, env.DeleteNamespace(context.WithoutCancel(ctx), ns)) }()
-	return RunSteps(ctx, &Session{Env: env, Namespace: ns, Out: out}, Steps())
+	return RunSteps(ctx, &Walkthrough{Env: env, Namespace: ns, Out: out}, Steps())
 }
 
-// RunSteps runs steps in order in one session, printing a line per step and a
+// RunSteps runs steps in order in one walkthrough, printing a line per step and a
 // summary, and joins the errors of the steps that failed.
-func RunSteps(ctx context.Context, s *Session, steps []Step) error {
+func RunSteps(ctx context.Context, s *Walkthrough, steps []Step) error {
 	var errs []error
 	var summary []string
 	for i, step := range steps {

@@ -64,7 +64,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 
 // legacyWrites has a merge-patch controller write Ready and Reachable, as it did
 // before statusapply.
-func (s *Session) legacyWrites(ctx context.Context, c client.Client, name string) (client.ObjectKey, error) {
+func (s *Walkthrough) legacyWrites(ctx context.Context, c client.Client, name string) (client.ObjectKey, error) {
 	obj, err := widgets.Create(ctx, c, s.Namespace, name)
 	if err != nil {
 		return client.ObjectKey{}, err
@@ -76,7 +76,7 @@ func (s *Session) legacyWrites(ctx context.Context, c client.Client, name string
 	return client.ObjectKeyFromObject(obj), c.Status().Patch(ctx, obj, client.MergeFrom(base), client.FieldOwner("legacy-controller"))
 }
 
-func stepMigration(ctx context.Context, s *Session) (string, error) {
+func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 	c, _, err := s.Env.CountingClient()
 	if err != nil {
 		return "", err

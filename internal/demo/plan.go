@@ -13,7 +13,7 @@ import (
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
-func stepPlanRace(ctx context.Context, s *Session) (string, error) {
+func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 	c, requests, err := s.Env.CountingClient()
 	if err != nil {
 		return "", err

@@ -16,7 +16,7 @@ import (
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
-func stepPolicies(ctx context.Context, s *Session) (string, error) {
+func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 	c, _, err := s.Env.CountingClient()
 	if err != nil {
 		return "", err

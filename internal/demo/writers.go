@@ -31,7 +31,7 @@ const rounds = 3
 
 var writerSpecs = [][2]string{{"readiness", "Ready"}, {"networking", "Reachable"}, {"storage", "Bound"}}
 
-func (s *Session) writers() ([]*writer, error) {
+func (s *Walkthrough) writers() ([]*writer, error) {
 	var out []*writer
 	for _, spec := range writerSpecs {
 		c, requests, err := s.Env.CountingClient()
@@ -82,7 +82,7 @@ func lostAfterRound(ctx context.Context, c client.Client, key client.ObjectKey, 
 	return lost, obj, nil
 }
 
-func stepStatusapplyWriters(ctx context.Context, s *Session) (string, error) {
+func stepStatusapplyWriters(ctx context.Context, s *Walkthrough) (string, error) {
 	ws, err := s.writers()
 	if err != nil {
 		return "", err
@@ -130,7 +130,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Session) (string, error) {
 	return fmt.Sprintf("0 of %d writer updates lost; %d applies, one per writer and change, 0 GETs to write", rounds*len(ws), applies), nil
 }
 
-func stepMergePatchWriters(ctx context.Context, s *Session) (string, error) {
+func stepMergePatchWriters(ctx context.Context, s *Walkthrough) (string, error) {
 	ws, err := s.writers()
 	if err != nil {
 		return "", err
@@ -169,7 +169,7 @@ func stepMergePatchWriters(ctx context.Context, s *Session) (string, error) {
 		lost, rounds*len(ws)), nil
 }
 
-func stepOwnership(ctx context.Context, s *Session) (string, error) {
+func stepOwnership(ctx context.Context, s *Walkthrough) (string, error) {
 	c, _, err := s.Env.CountingClient()
 	if err != nil {
 		return "", err

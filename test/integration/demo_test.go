@@ -14,7 +14,7 @@ import (
 var _ = Describe("the demo", func() {
 	It("shows every claim on a real API server", func(ctx context.Context) {
 		out := &bytes.Buffer{}
-		err := demo.RunSteps(ctx, &demo.Session{Env: env, Namespace: suite.Namespace(ctx, env), Out: out}, demo.Steps())
+		err := demo.RunSteps(ctx, &demo.Walkthrough{Env: env, Namespace: suite.Namespace(ctx, env), Out: out}, demo.Steps())
 		Expect(err).NotTo(HaveOccurred(), out.String())
 		Expect(out.String()).To(ContainSubstring("0 of 9 writer updates lost"))
 		Expect(out.String()).To(MatchRegexp(`[1-9] of 9 writer updates lost`))
@@ -23,10 +23,10 @@ var _ = Describe("the demo", func() {
 
 	It("fails when a step does not show what it claims", func(ctx context.Context) {
 		out := &bytes.Buffer{}
-		failing := demo.Step{Title: "a claim that does not hold", Run: func(context.Context, *demo.Session) (string, error) {
+		failing := demo.Step{Title: "a claim that does not hold", Run: func(context.Context, *demo.Walkthrough) (string, error) {
 			return "", errFalseClaim
 		}}
-		err := demo.RunSteps(ctx, &demo.Session{Env: env, Namespace: suite.Namespace(ctx, env), Out: out}, []demo.Step{failing})
+		err := demo.RunSteps(ctx, &demo.Walkthrough{Env: env, Namespace: suite.Namespace(ctx, env), Out: out}, []demo.Step{failing})
 		Expect(err).To(MatchError(errFalseClaim))
 		Expect(out.String()).To(ContainSubstring("FAIL"))
 	})
