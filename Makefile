@@ -62,7 +62,11 @@ fuzz: ## Fuzz the conflict parser for FUZZTIME (default 20s).
 
 .PHONY: bench
 bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.md.
-	$(GO) test ./bench/... -run '^$$' -bench . -benchmem -count=1 -timeout 60m
+	cd bench && BENCH=1 BENCH_COMMAND='make bench' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 60m .
+
+.PHONY: bench-quick
+bench-quick: envtest ## A quick subset of the benchmarks; writes only bench/results/.
+	cd bench && BENCH=1 BENCH_QUICK=1 BENCH_COMMAND='make bench-quick' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 20m .
 
 .PHONY: demo
 demo: envtest ## The main job: statusapply against an embedded API server, step by step.

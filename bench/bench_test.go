@@ -1,0 +1,287 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// fixturePath is the client-cost fixture the plain Benchmark functions use, so
+// that `go test -bench .` needs no API server.
+const fixturePath = "testdata/observed-widget.json"
+
+// runConfig reads the run's sizes from the environment: BENCH_QUICK=1 for the
+// quick subset, BENCH_SCENARIOS to pick scenarios.
+func runConfig() (cfg Config, quick bool, scenarios []string) {
+	quick = os.Getenv("BENCH_QUICK") == "1"
+	scenarios = []string{"client", "reconcile", "contention", "scale"}
+	if s := os.Getenv("BENCH_SCENARIOS"); s != "" {
+		scenarios = strings.Split(s, ",")
+	}
+	if quick {
+		return Config{
+			Reconcile:  ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 10, SlowReconciles: 3, Rounds: 1},
+			Contention: ContentionConfig{Writers: []int{1, 2, 4}, Updates: 10, Rounds: 1},
+			Scale:      ScaleConfig{Objects: 100, Concurrency: 8, Rounds: 2},
+			RoundTrips: 30,
+		}, true, scenarios
+	}
+	return Config{
+		Reconcile:  ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 40, SlowReconciles: 10, Rounds: 4},
+		Contention: ContentionConfig{Writers: []int{1, 2, 4, 8, 16}, Updates: 20, Rounds: 2},
+		Scale:      ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 2},
+		RoundTrips: 100,
+	}, false, scenarios
+}
+
+// TestBenchmarks runs the envtest scenarios and writes the results. It only
+// runs when BENCH=1, so that `go test ./...` in this module stays quick.
+func TestBenchmarks(t *testing.T) {
+	if os.Getenv("BENCH") != "1" {
+		t.Skip("set BENCH=1 (make bench) to run the envtest benchmarks")
+	}
+	// Without a logger controller-runtime buffers log calls for 30 s and then
+	// complains; the library logs every apply at V(1), which must cost the same
+	// throughout the run.
+	log.SetLogger(logr.Discard())
+	cfg, quick, scenarios := runConfig()
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+
+	env, err := testenv.Start(testenv.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	h, err := NewHarness(env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Results{Config: cfg, Machine: machine(t, env, quick)}
+	namespace := func(prefix string) string {
+		ns, err := env.CreateNamespace(ctx, prefix)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	for _, s := range scenarios {
+		start := time.Now()
+		switch s {
+		case "client":
+			f, rt, err := PrepareClientFixture(ctx, h, namespace("client"), cfg.RoundTrips)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.RoundTrip = &rt
+			t.Logf("apply round trip: p50 %v, mean %v", rt.P50, rt.Mean)
+			if _, err := os.Stat(fixturePath); err != nil || os.Getenv("BENCH_UPDATE_FIXTURE") == "1" {
+				if err := SaveClientFixture(fixturePath, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res.Client = RunClientCost(f, t.Logf)
+		case "reconcile":
+			if res.Reconcile, err = RunReconcile(ctx, h, namespace("reconcile"), cfg.Reconcile, t.Logf); err != nil {
+				t.Fatal(err)
+			}
+		case "contention":
+			if res.Contention, err = RunContention(ctx, h, namespace("contention"), cfg.Contention, t.Logf); err != nil {
+				t.Fatal(err)
+			}
+		case "scale":
+			ns := namespace("scale")
+			created := time.Now()
+			if err := CreateScaleObjects(ctx, h, ns, cfg.Scale.Objects, 8); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("created %d objects in %v", cfg.Scale.Objects, time.Since(created).Round(time.Millisecond))
+			if res.Scale, err = RunScale(ctx, h, ns, cfg.Scale, t.Logf); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatalf("unknown scenario %q (want client, reconcile, contention or scale)", s)
+		}
+		t.Logf("scenario %s took %v", s, time.Since(start).Round(time.Second))
+	}
+	res.Machine.Duration = time.Since(began).Round(time.Second).String()
+	if err := write(res, quick); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range res.Goals() {
+		t.Logf("goal %s: %s: %s (%s)", g.Scenario, g.Goal, g.Measured, verdict(g.Met))
+	}
+}
+
+// TestRender rewrites the document and chart from a results file
+// (BENCH_RENDER=results/latest.json), without running anything.
+func TestRender(t *testing.T) {
+	path := os.Getenv("BENCH_RENDER")
+	if path == "" {
+		t.Skip("set BENCH_RENDER to a results file to render it")
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &Results{}
+	if err := json.Unmarshal(raw, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := render(res, res.Machine.Quick); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// write stores the results as JSON under results/ and renders them: a full
+// run into docs/, a quick one next to its JSON.
+func write(res *Results, quick bool) error {
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		return err
+	}
+	name := "latest.json"
+	if quick {
+		name = "quick-latest.json"
+	}
+	stamp := filepath.Join("results", "results-"+time.Now().UTC().Format("20060102T150405Z")+".json")
+	for _, p := range []string{stamp, filepath.Join("results", name)} {
+		if err := os.WriteFile(p, raw, 0o644); err != nil {
+			return err
+		}
+	}
+	return render(res, quick)
+}
+
+func render(res *Results, quick bool) error {
+	doc, chart, link := filepath.Join("..", "docs", "benchmarks.md"), filepath.Join("..", "docs", "benchmarks-contention.png"), "benchmarks-contention.png"
+	if quick {
+		doc, chart, link = filepath.Join("results", "benchmarks-quick.md"), filepath.Join("results", "benchmarks-contention-quick.png"), "benchmarks-contention-quick.png"
+	}
+	if len(res.Contention) == 0 {
+		link = ""
+	} else if err := res.Chart(chart); err != nil {
+		return fmt.Errorf("drawing %s: %w", chart, err)
+	}
+	return os.WriteFile(doc, []byte(res.Markdown(link)), 0o644)
+}
+
+// machine describes this machine and the API server.
+func machine(t *testing.T, env *testenv.Env, quick bool) Machine {
+	m := Machine{
+		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, GoVersion: runtime.Version(), Quick: quick,
+		Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Command: os.Getenv("BENCH_COMMAND"),
+		CPUModel: procField("/proc/cpuinfo", "model name"), Memory: memTotal(),
+	}
+	if out, err := exec.Command("git", "describe", "--always", "--dirty").Output(); err == nil {
+		m.Commit = strings.TrimSpace(string(out))
+	}
+	if m.Command == "" {
+		m.Command = "cd bench && BENCH=1 go test -run '^TestBenchmarks$' -v -timeout 60m ."
+	}
+	if dc, err := discovery.NewDiscoveryClientForConfig(env.Config); err == nil {
+		if v, err := dc.ServerVersion(); err == nil {
+			m.KubeVersion = v.GitVersion
+			if strings.HasPrefix(v.GitVersion, "v0.0.0") {
+				// Built from source without version stamping, as `make envtest` does.
+				m.KubeVersion = fmt.Sprintf("v%s (built from source by `make envtest`; reports %s)", testenv.KubernetesVersion, v.GitVersion)
+			}
+		}
+	}
+	if dir, err := testenv.BinaryAssetsDirectory(); err == nil {
+		if out, err := exec.Command(filepath.Join(dir, "etcd"), "--version").Output(); err == nil {
+			for line := range strings.Lines(string(out)) {
+				if v, ok := strings.CutPrefix(line, "etcd Version:"); ok {
+					m.EtcdVersion = strings.TrimSpace(v)
+				}
+			}
+		} else {
+			t.Logf("etcd --version: %v", err)
+		}
+	}
+	return m
+}
+
+// memTotal is the machine's memory in GiB.
+func memTotal() string {
+	var kb float64
+	if _, err := fmt.Sscanf(procField("/proc/meminfo", "MemTotal"), "%f kB", &kb); err != nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.1f GiB", kb/(1<<20))
+}
+
+// procField returns the value of the first "key: value" line of a /proc file.
+func procField(path, key string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "unknown"
+	}
+	defer func() { _ = f.Close() }()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		k, v, ok := strings.Cut(s.Text(), ":")
+		if ok && strings.TrimSpace(k) == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// BenchmarkClient runs scenario 4's client-side benchmarks on the committed
+// fixture: `go test -run '^$' -bench . -benchmem`.
+func BenchmarkClient(b *testing.B) {
+	f, err := LoadClientFixture(fixturePath)
+	if err != nil {
+		b.Fatalf("loading %s (a BENCH=1 run writes it): %v", fixturePath, err)
+	}
+	for _, cb := range ClientBenchmarks(f) {
+		b.Run(cb.Name, cb.Run)
+	}
+}
+
+// TestRegressionTracker checks the lost-update detector on a made-up history.
+func TestRegressionTracker(t *testing.T) {
+	tr := newRegressionTracker(2)
+	for i, ks := range [][2]int{{1, -1}, {2, 1}, {1, 1}, {1, 2}, {3, -1}} {
+		tr.observe(fmt.Sprint(i), []metav1.Condition{writerCondition(0, ks[0], 1, metav1.Time{}), writerCondition(1, ks[1], 1, metav1.Time{})})
+	}
+	// writer 0 went 2 -> 1; writer 1 went 2 -> missing (k=-1 is written as "k=-1": counterOf reads -1).
+	if got := tr.regressions(); got != 2 {
+		t.Fatalf("%d regressions, want 2", got)
+	}
+}
+
+// TestPercentile checks the nearest-rank percentiles the tables print.
+func TestPercentile(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
+	if p50, p99 := Percentile(ds, 50), Percentile(ds, 99); p50 != 5 || p99 != 10 {
+		t.Fatalf("p50 %v p99 %v, want 5 and 10", p50, p99)
+	}
+	if Percentile(nil, 50) != 0 {
+		t.Fatal("no samples should give 0")
+	}
+}

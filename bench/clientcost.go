@@ -1,0 +1,320 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// FixtureManager is the one field manager of the client-cost fixture; it
+// owns FixtureConditions conditions.
+const (
+	FixtureManager    = "writer-0"
+	FixtureConditions = 20
+)
+
+// fixtureSpec is the reconcile the fixture was written with (On) and the one
+// the benchmarks build (Off), so that every built intent changes something.
+func fixtureSpec(key client.ObjectKey, on bool) ReconcileSpec {
+	return ReconcileSpec{Key: key, Mutators: FixtureConditions, Managers: 1, On: on}
+}
+
+// ClientFixture is an object as the API server returned it after real
+// applies, managedFields included, and what the client-side benchmarks need
+// around it.
+type ClientFixture struct {
+	Observed *v1alpha1.Widget
+	scheme   *runtime.Scheme
+	tc       managedfields.TypeConverter
+}
+
+// NewClientFixture wraps an observed Widget.
+func NewClientFixture(observed *v1alpha1.Widget) (*ClientFixture, error) {
+	scheme, err := testenv.NewScheme()
+	if err != nil {
+		return nil, err
+	}
+	return &ClientFixture{Observed: observed, scheme: scheme, tc: applyconfiguration.NewTypeConverter(scheme)}, nil
+}
+
+// LoadClientFixture reads a fixture written by SaveClientFixture.
+func LoadClientFixture(path string) (*ClientFixture, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	w := &v1alpha1.Widget{}
+	if err := json.Unmarshal(raw, w); err != nil {
+		return nil, fmt.Errorf("decoding %s: %w", path, err)
+	}
+	return NewClientFixture(w)
+}
+
+// SaveClientFixture writes the observed object as indented JSON.
+func SaveClientFixture(path string, f *ClientFixture) error {
+	raw, err := json.MarshalIndent(f.Observed, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
+}
+
+func (f *ClientFixture) key() client.ObjectKey { return client.ObjectKeyFromObject(f.Observed) }
+
+func (f *ClientFixture) unstructured() (*unstructured.Unstructured, error) {
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Observed)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	return u, nil
+}
+
+// stubApplier is an Applier whose client sends nothing: the status apply is
+// only encoded as the real client would encode it, so that a Flush through it
+// costs what statusapply costs on the client.
+func (f *ClientFixture) stubApplier() (*ssa.Applier, error) {
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(f.scheme).Build(), interceptor.Funcs{
+		SubResourceApply: func(_ context.Context, _ client.Client, _ string, obj runtime.ApplyConfiguration, _ ...client.SubResourceApplyOption) error {
+			_, err := json.Marshal(obj)
+			return err
+		},
+	})
+	return ssa.NewApplier(c, ssa.WithTypeConverter(f.tc), ssa.WithRegisterer(nil))
+}
+
+// buildAC is the hand-written apply configuration of the fixture's manager.
+func (f *ClientFixture) buildAC(on bool) (*acv1alpha1.WidgetApplyConfiguration, error) {
+	w, s := f.Observed, fixtureSpec(f.key(), on)
+	ac := acv1alpha1.Widget(w.Name, w.Namespace).WithStatus(acv1alpha1.WidgetStatus())
+	for j := range s.Mutators {
+		if err := ssa.SetCondition(&ac.Status.Conditions, w.Status.Conditions, w.Generation, s.condition(j, w.Generation)); err != nil {
+			return nil, err
+		}
+	}
+	return ac, nil
+}
+
+// ClientBenchmark is one named client-side benchmark body.
+type ClientBenchmark struct {
+	Name string
+	What string
+	Run  func(b *testing.B)
+}
+
+// ClientBenchmarks returns scenario 4's benchmark bodies on f. Each body
+// fails the benchmark on an error; none sends a request.
+func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
+	return []ClientBenchmark{
+		{Name: "Build", What: "build one manager's apply configuration: 20 × ssa.SetCondition", Run: func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := f.buildAC(false); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{Name: "Owned", What: "extract what the manager owns from managedFields (ssa.Owned)", Run: func(b *testing.B) {
+			u, err := f.unstructured()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, found, err := ssa.Owned(f.tc, u, FixtureManager, ssa.StatusSubresource); err != nil || !found {
+					b.Fatal(err, found)
+				}
+			}
+		}},
+		{Name: "Unchanged", What: "compare an intent with what the manager owns (ssa.Unchanged, equal: the full comparison)", Run: func(b *testing.B) {
+			u, err := f.unstructured()
+			if err != nil {
+				b.Fatal(err)
+			}
+			owned, _, err := ssa.Owned(f.tc, u, FixtureManager, ssa.StatusSubresource)
+			if err != nil {
+				b.Fatal(err)
+			}
+			intent := runtime.DeepCopyJSON(owned)
+			b.ReportAllocs()
+			for b.Loop() {
+				if !ssa.Unchanged(intent, owned) {
+					b.Fatal("the intent should equal what is owned")
+				}
+			}
+		}},
+		{Name: "Encode", What: "encode one entry's apply configuration as JSON", Run: func(b *testing.B) {
+			ac, err := f.buildAC(false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ac)
+			if err != nil {
+				b.Fatal(err)
+			}
+			apply := client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: content})
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(apply); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{Name: "RawApplyClientSide", What: "hand-written apply: build and encode (what raw-apply does before the request)", Run: func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ac, err := f.buildAC(false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := json.Marshal(ac); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{Name: "StatusapplyMutators", What: "statusapply reconcile, client side: batch, 20 Mutators, Flush (extract, build, compare, encode)", Run: func(b *testing.B) {
+			a, err := f.stubApplier()
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := fixtureSpec(f.key(), false)
+			b.ReportAllocs()
+			for b.Loop() {
+				batch := batcher.New(a)
+				for j := range s.Mutators {
+					err := batcher.Status(batch, f.Observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+						if ac.Status == nil {
+							ac.WithStatus(acv1alpha1.WidgetStatus())
+						}
+						return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := batch.Flush(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+		{Name: "StatusapplyEdits", What: "the same with 20 typed-object Edits (batcher.EditStatus: apply configuration derived by diff)", Run: func(b *testing.B) {
+			a, err := f.stubApplier()
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := fixtureSpec(f.key(), false)
+			b.ReportAllocs()
+			for b.Loop() {
+				batch := batcher.New(a)
+				for j := range s.Mutators {
+					err := batcher.EditStatus(batch, f.Observed, FixtureManager, func(w *v1alpha1.Widget) error {
+						meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
+						return nil
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := batch.Flush(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}},
+	}
+}
+
+// ClientCostResult is one client-side benchmark's result.
+type ClientCostResult struct {
+	Name        string  `json:"name"`
+	What        string  `json:"what"`
+	NsPerOp     float64 `json:"nsPerOp"`
+	AllocsPerOp int64   `json:"allocsPerOp"`
+	BytesPerOp  int64   `json:"bytesPerOp"`
+	N           int     `json:"n"`
+}
+
+// RoundTrip is the wall time of one apply to the API server.
+type RoundTrip struct {
+	What string        `json:"what"`
+	N    int           `json:"n"`
+	P50  time.Duration `json:"p50Ns"`
+	Mean time.Duration `json:"meanNs"`
+}
+
+// PrepareClientFixture writes a Widget on the API server the way the fixture
+// needs it (one manager, 20 conditions, by real applies), measures n apply
+// round trips of that manager on the way (each flips every condition), and
+// returns the object as read back.
+func PrepareClientFixture(ctx context.Context, h *Harness, ns string, n int) (*ClientFixture, RoundTrip, error) {
+	rt := RoundTrip{What: "one status apply of 20 conditions (one manager), each changing them, on envtest", N: n}
+	w, err := h.CreateWidget(ctx, ns, "client-cost")
+	if err != nil {
+		return nil, rt, err
+	}
+	key := client.ObjectKeyFromObject(w)
+	var times []time.Duration
+	var total time.Duration
+	for i := range n + 1 { // the last apply leaves every condition On
+		s := fixtureSpec(key, (n-i)%2 == 0)
+		ac := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus())
+		for j := range s.Mutators {
+			if err := ssa.SetCondition(&ac.Status.Conditions, nil, w.Generation, s.condition(j, w.Generation)); err != nil {
+				return nil, rt, err
+			}
+		}
+		start := time.Now()
+		if err := h.Env.Client.Status().Apply(ctx, ac, client.FieldOwner(FixtureManager)); err != nil {
+			return nil, rt, err
+		}
+		if i > 0 { // the first apply creates the manager's entry
+			d := time.Since(start)
+			times = append(times, d)
+			total += d
+		}
+	}
+	rt.P50 = Percentile(times, 50)
+	if len(times) > 0 {
+		rt.Mean = total / time.Duration(len(times))
+	}
+	observed := &v1alpha1.Widget{}
+	if err := h.Env.Client.Get(ctx, key, observed); err != nil {
+		return nil, rt, err
+	}
+	observed.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	f, err := NewClientFixture(observed)
+	return f, rt, err
+}
+
+// RunClientCost runs every client-side benchmark on f with testing.Benchmark.
+func RunClientCost(f *ClientFixture, logf func(string, ...any)) []ClientCostResult {
+	var out []ClientCostResult
+	for _, cb := range ClientBenchmarks(f) {
+		r := testing.Benchmark(cb.Run)
+		res := ClientCostResult{Name: cb.Name, What: cb.What, N: r.N, AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
+		if r.N > 0 {
+			res.NsPerOp = float64(r.T.Nanoseconds()) / float64(r.N)
+		}
+		logf("client %-20s %10.0f ns/op %6d allocs/op %8d B/op", res.Name, res.NsPerOp, res.AllocsPerOp, res.BytesPerOp)
+		out = append(out, res)
+	}
+	return out
+}

@@ -1,0 +1,418 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	capiconditions "sigs.k8s.io/cluster-api/util/conditions"
+	"sigs.k8s.io/cluster-api/util/patch"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// Approach names, as they appear in results and documents.
+const (
+	GetPatchPerMutator = "get-patch-per-mutator"
+	OptimisticPatch    = "optimistic-merge-patch"
+	CAPIHelper         = "capi-patch-helper"
+	MergePatchStale    = "merge-patch-stale"
+	RawApply           = "raw-apply"
+	Statusapply        = "statusapply"
+	StatusapplyShared  = "statusapply-shared"
+	StatusapplySep     = "statusapply-separate"
+)
+
+// Phases of scenario 1.
+const (
+	PhaseChanging = "changing"
+	PhaseSteady   = "steady"
+)
+
+// ReconcileSpec is one reconcile of scenario 1: R status functions, each
+// setting one condition, spread round-robin over M field managers.
+type ReconcileSpec struct {
+	Key      client.ObjectKey
+	Mutators int
+	Managers int
+	// On is the status every condition gets; flipping it makes every status
+	// function change something.
+	On bool
+}
+
+func (s ReconcileSpec) manager(j int) string { return fmt.Sprintf("writer-%d", j%s.Managers) }
+
+func (s ReconcileSpec) condition(j int, generation int64) metav1.Condition {
+	st, reason := metav1.ConditionFalse, "Off"
+	if s.On {
+		st, reason = metav1.ConditionTrue, "On"
+	}
+	return metav1.Condition{
+		Type: fmt.Sprintf("C%02d", j), Status: st, Reason: reason, ObservedGeneration: generation,
+		Message: fmt.Sprintf("condition %d of %s", j, s.manager(j)),
+	}
+}
+
+// Reconciler is one approach to scenario 1's reconcile.
+type Reconciler interface {
+	Name() string
+	Reconcile(ctx context.Context, s ReconcileSpec) error
+	Requests() *testenv.Requests
+}
+
+// getPatchPerMutator is what status functions written one at a time do: each
+// reads the object and merge-patches its one condition. A patch that would
+// change nothing is not sent.
+type getPatchPerMutator struct {
+	c        client.Client
+	requests *testenv.Requests
+}
+
+func (r *getPatchPerMutator) Name() string                { return GetPatchPerMutator }
+func (r *getPatchPerMutator) Requests() *testenv.Requests { return r.requests }
+
+func (r *getPatchPerMutator) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	for j := range s.Mutators {
+		w := &v1alpha1.Widget{}
+		if err := r.c.Get(ctx, s.Key, w); err != nil {
+			return err
+		}
+		base := w.DeepCopy()
+		meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
+		if equality.Semantic.DeepEqual(base.Status, w.Status) {
+			continue
+		}
+		if err := r.c.Status().Patch(ctx, w, client.MergeFrom(base), client.FieldOwner(s.manager(j))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// optimisticPatch stands in for a per-reconcile merge-patch batcher: one GET,
+// every status function on the object, one merge patch carrying the observed
+// resourceVersion, and on a 409 all of it again (client-go's DefaultRetry).
+type optimisticPatch struct {
+	c        client.Client
+	requests *testenv.Requests
+}
+
+func (r *optimisticPatch) Name() string                { return OptimisticPatch }
+func (r *optimisticPatch) Requests() *testenv.Requests { return r.requests }
+
+func (r *optimisticPatch) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w := &v1alpha1.Widget{}
+		if err := r.c.Get(ctx, s.Key, w); err != nil {
+			return err
+		}
+		base := w.DeepCopy()
+		for j := range s.Mutators {
+			meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
+		}
+		if equality.Semantic.DeepEqual(base.Status, w.Status) {
+			return nil
+		}
+		return r.c.Status().Patch(ctx, w, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
+			client.FieldOwner("reconciler"))
+	})
+}
+
+// capiHelper is Cluster API's util/patch: the reconcile edits the object read
+// from the informer cache, and the helper works out and sends the patches.
+type capiHelper struct {
+	c        client.Client
+	cache    client.Reader
+	requests *testenv.Requests
+}
+
+func (r *capiHelper) Name() string                { return CAPIHelper }
+func (r *capiHelper) Requests() *testenv.Requests { return r.requests }
+
+func (r *capiHelper) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	cached := &v1alpha1.Widget{}
+	if err := r.cache.Get(ctx, s.Key, cached); err != nil {
+		return err
+	}
+	obj := AsCAPI(cached)
+	helper, err := patch.NewHelper(obj, r.c)
+	if err != nil {
+		return err
+	}
+	for j := range s.Mutators {
+		capiconditions.Set(obj, s.condition(j, obj.Generation))
+	}
+	return helper.Patch(ctx, obj)
+}
+
+// rawApply is a hand-written apply configuration per field manager, built from
+// the cached object (to keep lastTransitionTime) and sent every reconcile.
+type rawApply struct {
+	c        client.Client
+	cache    client.Reader
+	requests *testenv.Requests
+}
+
+func (r *rawApply) Name() string                { return RawApply }
+func (r *rawApply) Requests() *testenv.Requests { return r.requests }
+
+func (r *rawApply) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	w := &v1alpha1.Widget{}
+	if err := r.cache.Get(ctx, s.Key, w); err != nil {
+		return err
+	}
+	for m := range s.Managers {
+		ac := acv1alpha1.Widget(w.Name, w.Namespace).WithStatus(acv1alpha1.WidgetStatus())
+		for j := m; j < s.Mutators; j += s.Managers {
+			if err := ssa.SetCondition(&ac.Status.Conditions, w.Status.Conditions, w.Generation, s.condition(j, w.Generation)); err != nil {
+				return err
+			}
+		}
+		if err := r.c.Status().Apply(ctx, ac, client.FieldOwner(s.manager(m))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// statusapplyBatch is the library: a batch per reconcile, a contribution per
+// status function, one Flush, on a long-lived Applier.
+type statusapplyBatch struct {
+	applier  *ssa.Applier
+	cache    client.Reader
+	requests *testenv.Requests
+}
+
+func (r *statusapplyBatch) Name() string                { return Statusapply }
+func (r *statusapplyBatch) Requests() *testenv.Requests { return r.requests }
+
+func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	w := &v1alpha1.Widget{}
+	if err := r.cache.Get(ctx, s.Key, w); err != nil {
+		return err
+	}
+	b := batcher.New(r.applier)
+	for j := range s.Mutators {
+		err := batcher.Status(b, w, s.manager(j), func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			if ac.Status == nil {
+				ac.WithStatus(acv1alpha1.WidgetStatus())
+			}
+			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return b.Flush(ctx)
+}
+
+// ReconcileResult sums one approach's reconciles of one phase.
+type ReconcileResult struct {
+	Approach   string         `json:"approach"`
+	Managers   int            `json:"managers"`
+	Mutators   int            `json:"mutators"`
+	Phase      string         `json:"phase"`
+	Reconciles int            `json:"reconciles"`
+	Wall       time.Duration  `json:"wallNs"`
+	CPU        time.Duration  `json:"cpuNs"`
+	Mallocs    uint64         `json:"mallocs"`
+	Bytes      uint64         `json:"bytes"`
+	Requests   map[string]int `json:"requests"`
+}
+
+// PerSecond is reconciles per second of reconcile wall time.
+func (r ReconcileResult) PerSecond() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Reconciles) / r.Wall.Seconds()
+}
+
+// PerReconcile divides a total by the number of reconciles.
+func (r ReconcileResult) PerReconcile(total float64) float64 {
+	if r.Reconciles == 0 {
+		return 0
+	}
+	return total / float64(r.Reconciles)
+}
+
+func (r *ReconcileResult) merge(o ReconcileResult) {
+	r.Reconciles += o.Reconciles
+	r.Wall += o.Wall
+	r.CPU += o.CPU
+	r.Mallocs += o.Mallocs
+	r.Bytes += o.Bytes
+	if r.Requests == nil {
+		r.Requests = map[string]int{}
+	}
+	for k, v := range o.Requests {
+		r.Requests[k] += v
+	}
+}
+
+// ReconcileConfig sizes scenario 1.
+type ReconcileConfig struct {
+	Mutators int
+	Managers []int
+	// Reconciles per phase and round; GetPatchPerMutator gets SlowReconciles
+	// because it is an order of magnitude slower.
+	Reconciles     int
+	SlowReconciles int
+	Rounds         int
+}
+
+// RunReconcile runs scenario 1: per round, per manager count, every approach
+// (in an order that rotates each round) runs a phase of reconciles that all
+// change something, then a steady phase that changes nothing. Each approach
+// writes its own Widget, and reconciles that read the object read it from an
+// informer cache, as a controller does; between reconciles, outside the
+// measurement, the harness waits for the cache to hold the last write.
+func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfig, logf func(string, ...any)) ([]ReconcileResult, error) {
+	informers, err := cache.New(h.Config(), cache.Options{Scheme: h.Env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
+	if err != nil {
+		return nil, err
+	}
+	cacheCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() { _ = informers.Start(cacheCtx) }()
+	if !informers.WaitForCacheSync(ctx) {
+		return nil, fmt.Errorf("the informer cache did not sync")
+	}
+
+	type state struct {
+		r   Reconciler
+		key client.ObjectKey
+		on  bool
+	}
+	var states []map[int]*state // per approach: per manager count
+	for _, build := range reconcilers(h, informers) {
+		perM := map[int]*state{}
+		for _, m := range cfg.Managers {
+			r, err := build()
+			if err != nil {
+				return nil, err
+			}
+			w, err := h.CreateWidget(ctx, ns, fmt.Sprintf("%s-m%d", r.Name(), m))
+			if err != nil {
+				return nil, err
+			}
+			perM[m] = &state{r: r, key: client.ObjectKeyFromObject(w)}
+		}
+		states = append(states, perM)
+	}
+
+	totals := map[string]*ReconcileResult{}
+	add := func(res ReconcileResult) {
+		k := fmt.Sprintf("%s/%d/%s", res.Approach, res.Managers, res.Phase)
+		if totals[k] == nil {
+			totals[k] = &ReconcileResult{Approach: res.Approach, Managers: res.Managers, Mutators: res.Mutators, Phase: res.Phase}
+		}
+		totals[k].merge(res)
+	}
+	synced := func(key client.ObjectKey) error {
+		server := &v1alpha1.Widget{}
+		if err := h.Env.Client.Get(ctx, key, server); err != nil {
+			return err
+		}
+		return waitFor(ctx, 10*time.Second, "the informer cache", func() (bool, error) {
+			cached := &v1alpha1.Widget{}
+			if err := informers.Get(ctx, key, cached); err != nil {
+				return false, err
+			}
+			return newerOrEqual(cached.ResourceVersion, server.ResourceVersion), nil
+		})
+	}
+	for round := range cfg.Rounds {
+		for _, m := range cfg.Managers {
+			for i := range states {
+				st := states[(i+round)%len(states)][m]
+				n := cfg.Reconciles
+				if st.r.Name() == GetPatchPerMutator {
+					n = cfg.SlowReconciles
+				}
+				for _, phase := range []string{PhaseChanging, PhaseSteady} {
+					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase}
+					st.r.Requests().Reset()
+					var meter UsageMeter
+					for range n {
+						if phase == PhaseChanging {
+							st.on = !st.on
+						}
+						spec := ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on}
+						meter.Start()
+						start := time.Now()
+						err := st.r.Reconcile(ctx, spec)
+						res.Wall += time.Since(start)
+						u := meter.Stop()
+						if err != nil {
+							return nil, fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
+						}
+						res.CPU += u.CPU
+						res.Mallocs += u.Mallocs
+						res.Bytes += u.Bytes
+						res.Reconciles++
+						if err := synced(st.key); err != nil {
+							return nil, err
+						}
+					}
+					res.Requests = st.r.Requests().Snapshot()
+					delete(res.Requests, "discovery")
+					add(res)
+					logf("reconcile round %d M=%d %-24s %-8s %6.1f reconciles/s %v", round+1, m, res.Approach, phase, res.PerSecond(), res.Requests)
+				}
+			}
+		}
+	}
+	var out []ReconcileResult
+	for _, build := range states {
+		for _, m := range cfg.Managers {
+			for _, phase := range []string{PhaseChanging, PhaseSteady} {
+				if t := totals[fmt.Sprintf("%s/%d/%s", build[m].r.Name(), m, phase)]; t != nil {
+					out = append(out, *t)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// reconcilers returns a constructor per approach; each call makes a fresh
+// counting client, so every approach's requests are counted apart.
+func reconcilers(h *Harness, informers client.Reader) []func() (Reconciler, error) {
+	return []func() (Reconciler, error){
+		func() (Reconciler, error) {
+			c, req, _, err := h.Client()
+			return &getPatchPerMutator{c: c, requests: req}, err
+		},
+		func() (Reconciler, error) {
+			c, req, _, err := h.Client()
+			return &optimisticPatch{c: c, requests: req}, err
+		},
+		func() (Reconciler, error) {
+			c, req, _, err := h.CAPIClient()
+			return &capiHelper{c: c, cache: informers, requests: req}, err
+		},
+		func() (Reconciler, error) {
+			c, req, _, err := h.Client()
+			return &rawApply{c: c, cache: informers, requests: req}, err
+		},
+		func() (Reconciler, error) {
+			c, req, _, err := h.Client()
+			if err != nil {
+				return nil, err
+			}
+			a, err := h.Applier(c)
+			return &statusapplyBatch{applier: a, cache: informers, requests: req}, err
+		},
+	}
+}
