@@ -1,0 +1,129 @@
+package widgets
+
+import (
+	"context"
+	"errors"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// PlannerManager is the field manager of the planner controller.
+const PlannerManager = "widgets-planner"
+
+// Reasons of the Planned condition.
+const (
+	ReasonPlanCreated = "PlanCreated"
+	ReasonNoPlan      = "NoPlan"
+)
+
+// planSteps are the steps of every plan the example creates.
+func planSteps() []string { return []string{"provision", "configure", "verify"} }
+
+// PlannerReconciler creates a Widget's plan once, when it observes none, and
+// reports it with condition Planned.
+//
+// Creating the plan is a decision taken from observed state. Two reconciles
+// that both observe no plan (two fast events, or a stale cache) would both
+// create one, and since they apply as the same field manager the second
+// silently replaces the first. The plan is therefore queued with
+// batcher.Guarded(): the apply carries the observed resourceVersion, and when
+// the object changed meanwhile statusapply reads it again, runs the status
+// functions against it (which now see the plan and create none) and retries.
+type PlannerReconciler struct {
+	// Reader reads Widgets: the manager's cache in a controller.
+	Reader client.Reader
+	// Applier is the process's shared Applier.
+	Applier *ssa.Applier
+
+	// unguarded queues the plan without the guard. Only the tests set it, as
+	// the control that shows the race the guard prevents.
+	unguarded bool
+}
+
+// SetupWithManager registers the controller. It reconciles when the
+// generation changes (to stamp Planned with it) and whenever it sees a Widget
+// without a plan, so that a plan someone cleared is created again; the other
+// controllers' status writes do not wake it.
+func (r *PlannerReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(PlannerManager).
+		For(&v1alpha1.Widget{}, builder.WithPredicates(predicate.Or[client.Object](
+			predicate.GenerationChangedPredicate{},
+			predicate.NewPredicateFuncs(hasNoPlan),
+		))).
+		Complete(r)
+}
+
+// hasNoPlan selects Widgets the planner still has to plan.
+func hasNoPlan(obj client.Object) bool {
+	w, ok := obj.(*v1alpha1.Widget)
+	return ok && w.Status.Plan == nil
+}
+
+// Reconcile queues the plan (when the Widget has none) and the Planned
+// condition, and flushes them as one apply, at every exit.
+func (r *PlannerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	b := batcher.New(r.Applier)
+	defer requeueOnConflict(ctx, &res, &err)
+	defer b.FlushInto(ctx, &err)
+
+	w := &v1alpha1.Widget{}
+	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	var errs []error
+	if w.Status.Plan == nil {
+		// Only the decision needs the guard; a Widget that has a plan is
+		// written unguarded, with no read when the cache is behind.
+		var opts []batcher.ContributeOption
+		if !r.unguarded {
+			opts = append(opts, batcher.Guarded())
+		}
+		errs = append(errs, batcher.Status(b, w, PlannerManager, createPlan(string(uuid.NewUUID())), opts...))
+	}
+	errs = append(errs, batcher.Status(b, w, PlannerManager, setPlanned))
+	return ctrl.Result{}, errors.Join(errs...)
+}
+
+// createPlan is a mutator that creates a plan with id when the observed
+// Widget has none. On a guarded retry observed is the object read again, so a
+// plan another reconcile created in between is kept.
+func createPlan(id string) widgetMutator {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
+		if observed.Status.Plan != nil {
+			return nil
+		}
+		statusOf(ac).WithPlan(acv1alpha1.WidgetPlan().
+			WithID(id).
+			WithCreatedBy(PlannerManager).
+			WithSteps(planSteps()...))
+		return nil
+	}
+}
+
+// setPlanned sets Planned from the plan this apply carries (just created, or
+// owned from before), else from the observed object.
+func setPlanned(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
+	var id string
+	switch {
+	case ac.Status != nil && ac.Status.Plan != nil && ac.Status.Plan.ID != nil:
+		id = *ac.Status.Plan.ID
+	case observed.Status.Plan != nil:
+		id = observed.Status.Plan.ID
+	}
+	cond := metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanCreated, Message: "plan " + id}
+	if id == "" {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoPlan, "no plan yet"
+	}
+	return setCondition(ac, observed, cond)
+}
