@@ -36,7 +36,11 @@ type Batch struct {
 // object is one observed object and its queued entries, in queue order.
 type object struct {
 	observed *unstructured.Unstructured
-	entries  []*entry
+	// typed is a copy of the typed object observed was made from, while
+	// observed is still that first observation: mutators get copies of it,
+	// which is cheaper than converting observed back.
+	typed   client.Object
+	entries []*entry
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -82,6 +86,9 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 			return err
 		}
 		o = &object{observed: observed}
+		if _, isUnstructured := obj.(*unstructured.Unstructured); !isUnstructured {
+			o.typed, _ = obj.DeepCopyObject().(client.Object)
+		}
 		b.objects[id] = o
 		b.order = append(b.order, id)
 	}
@@ -139,7 +146,7 @@ func (b *Batch) Flush(ctx context.Context) error {
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, observed: o.observed}
+		w := flushWork{object: o, observed: o.observed, typed: o.typed}
 		for _, e := range sendOrder(o.entries) {
 			w.entries = append(w.entries, entryWork{entry: e, contribs: append([]contribution(nil), e.contribs...)})
 		}
@@ -166,6 +173,7 @@ func (b *Batch) Flush(ctx context.Context) error {
 type flushWork struct {
 	object   *object
 	observed *unstructured.Unstructured
+	typed    client.Object
 	entries  []entryWork
 }
 
@@ -185,7 +193,11 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
 			continue
 		}
-		res, err := b.applier.Apply(ctx, t, observed, buildFunc(t, b.applier.TypeConverter(), ew.contribs), applyOptions(ew.contribs))
+		first := observedAs{unstructured: observed}
+		if observed == w.observed {
+			first.typed = w.typed
+		}
+		res, err := b.applier.Apply(ctx, t, observed, buildFunc(t, b.applier.TypeConverter(), first, ew.contribs), applyOptions(ew.contribs))
 		if b.onResult != nil {
 			b.onResult(t, res, err)
 		}
@@ -193,7 +205,9 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			observed = res.Object
 		}
 		b.mu.Lock()
-		w.object.observed = observed
+		if w.object.observed != observed {
+			w.object.observed, w.object.typed = observed, nil
+		}
 		if err == nil {
 			ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
 		}

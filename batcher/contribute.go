@@ -147,13 +147,13 @@ func toContent(v any) (map[string]any, error) {
 // contributions on the same apply configuration type share one conversion, and
 // each observed type is converted once. Edits are turned into changes of the
 // intent by an editor, with tc comparing the objects.
-func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
+func buildFunc(t ssa.Target, tc managedfields.TypeConverter, known observedAs, contribs []contribution) ssa.BuildFunc {
 	return func(intent, observed *unstructured.Unstructured) error {
 		var (
 			ac      any
 			current *contribution
 		)
-		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]any{}}
+		edits := &editor{target: t, tc: tc, observed: observed, known: known, working: map[reflect.Type]any{}}
 		settle := func() error {
 			if current == nil {
 				return nil
@@ -165,7 +165,7 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 			intent.Object, current = content, nil
 			return nil
 		}
-		observedAs := map[reflect.Type]any{}
+		converted := map[reflect.Type]any{}
 		for i := 0; i < len(contribs); i++ {
 			c := &contribs[i]
 			if c.edit != nil {
@@ -193,13 +193,13 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 				}
 				current = c
 			}
-			obs, ok := observedAs[c.observedTyp]
+			obs, ok := converted[c.observedTyp]
 			if !ok {
 				var err error
-				if obs, err = c.toObserved(observed); err != nil {
+				if obs, err = known.as(c, observed); err != nil {
 					return err
 				}
-				observedAs[c.observedTyp] = obs
+				converted[c.observedTyp] = obs
 			}
 			if err := c.mutate(ac, obs); err != nil {
 				return fmt.Errorf("mutator %d of %d: %w", i+1, len(contribs), err)
@@ -207,6 +207,24 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 		}
 		return settle()
 	}
+}
+
+// observedAs is an observation in the forms the batch already has: the
+// unstructured one Apply takes and, while it is still the first observation,
+// the typed object it was made from.
+type observedAs struct {
+	unstructured *unstructured.Unstructured
+	typed        client.Object
+}
+
+// as returns observed as the type c's mutator takes: a copy of the typed
+// object when observed is still the one it was made from (Apply passes another
+// after a re-read), else a conversion.
+func (k observedAs) as(c *contribution, observed *unstructured.Unstructured) (any, error) {
+	if k.typed != nil && observed == k.unstructured && reflect.TypeOf(k.typed) == c.observedTyp {
+		return k.typed.DeepCopyObject(), nil
+	}
+	return c.toObserved(observed)
 }
 
 // applyOptions derives an entry's apply options from its contributions.

@@ -75,6 +75,7 @@ type editor struct {
 	target   ssa.Target
 	tc       managedfields.TypeConverter
 	observed *unstructured.Unstructured
+	known    observedAs
 	working  map[reflect.Type]any
 }
 
@@ -86,7 +87,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	obj, ok := e.working[c.observedTyp]
 	if !ok {
 		var err error
-		if obj, err = c.toObserved(e.observed); err != nil {
+		if obj, err = e.known.as(c, e.observed); err != nil {
 			return err
 		}
 		e.working[c.observedTyp] = obj

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/conflicts"
 )
@@ -250,7 +249,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 // intent builds t's apply configuration and returns it with what the manager
 // owns on observed.
 func (a *Applier) intent(t Target, observed *unstructured.Unstructured, build BuildFunc, mode Mode) (*unstructured.Unstructured, map[string]any, error) {
-	tv, err := a.tc.ObjectToTyped(observed, typed.AllowDuplicates)
+	tv, err := typedContent(a.tc, observed)
 	if err != nil {
 		return nil, nil, err
 	}

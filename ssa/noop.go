@@ -1,44 +1,133 @@
 package ssa
 
-import (
-	"encoding/json"
-	"reflect"
-)
-
 // Unchanged reports whether applying intent would change nothing, given what
 // the manager owns on the observed object (from Owned). Identity (apiVersion,
 // kind, metadata.name, namespace, resourceVersion, uid) is ignored; everything
-// else, including a field left out, counts. Values are compared as JSON, so an
-// int64 and the same number decoded as float64 are equal.
+// else, including a field left out, counts. Values are compared as JSON would
+// see them: numbers by value whatever their Go type, and an object that holds
+// nothing the same as an absent one.
 func Unchanged(intent, owned map[string]any) bool {
-	a, errA := normalize(intent)
-	b, errB := normalize(owned)
-	return errA == nil && errB == nil && reflect.DeepEqual(a, b)
+	return equalContent(withoutIdentity(intent), withoutIdentity(owned))
 }
 
-func normalize(content map[string]any) (map[string]any, error) {
-	raw, err := json.Marshal(content)
-	if err != nil {
-		return nil, err
-	}
-	var out map[string]any
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, err
-	}
-	delete(out, "apiVersion")
-	delete(out, "kind")
-	if md, ok := out["metadata"].(map[string]any); ok {
-		for _, f := range []string{"name", "namespace", "resourceVersion", "uid", "generateName"} {
-			delete(md, f)
+// withoutIdentity returns content without the fields that name the object
+// rather than state anything a manager owns. It copies only what it changes.
+func withoutIdentity(content map[string]any) map[string]any {
+	out := make(map[string]any, len(content))
+	for k, v := range content {
+		switch k {
+		case "apiVersion", "kind":
+		case "metadata":
+			md, ok := v.(map[string]any)
+			if !ok {
+				out[k] = v
+				continue
+			}
+			rest := make(map[string]any, len(md))
+			for mk, mv := range md {
+				switch mk {
+				case "name", "namespace", "resourceVersion", "uid", "generateName":
+				default:
+					rest[mk] = mv
+				}
+			}
+			out[k] = rest
+		default:
+			out[k] = v
 		}
 	}
-	pruneEmpty(out)
-	return out, nil
+	return out
 }
 
-// pruneEmpty removes, recursively, object-valued fields that hold nothing. An
-// apply configuration whose mutators allocated a struct (status: {}) but set no
-// field in it states nothing, and applying it would only claim the empty struct.
+// equalContent compares two unstructured values the way their JSON encodings
+// would compare, without encoding them.
+func equalContent(a, b any) bool {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			return isEmptyObject(av) && b == nil
+		}
+		for k, x := range av {
+			if y, ok := bv[k]; ok {
+				if !equalContent(x, y) {
+					return false
+				}
+			} else if !isEmptyValue(x) {
+				return false
+			}
+		}
+		for k, y := range bv {
+			if _, ok := av[k]; !ok && !isEmptyValue(y) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for i := range av {
+			if !equalContent(av[i], bv[i]) {
+				return false
+			}
+		}
+		return true
+	case nil:
+		if bm, ok := b.(map[string]any); ok {
+			return isEmptyObject(bm)
+		}
+		return b == nil
+	}
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	return a == b
+}
+
+// isEmptyValue reports whether v states nothing: nil, or an object holding
+// nothing (recursively). An apply configuration whose mutators allocated a
+// struct (status: {}) but set no field in it states nothing.
+func isEmptyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		return isEmptyObject(x)
+	}
+	return false
+}
+
+func isEmptyObject(m map[string]any) bool {
+	for _, v := range m {
+		if !isEmptyValue(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// number returns a JSON number's value, whatever Go type holds it.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// pruneEmpty removes, recursively, object-valued fields that hold nothing, so
+// that an apply does not claim an empty struct no mutator filled.
 func pruneEmpty(m map[string]any) {
 	for k, v := range m {
 		switch child := v.(type) {
