@@ -14,6 +14,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // PredictOption tunes Predict.
@@ -52,7 +54,9 @@ func AssumeUntracked() PredictOption {
 // schema, which is exact for single-version APIs.
 //
 // The conflicts come back sorted by owner and path. An object without
-// managedFields yields ErrNoManagedFields unless AssumeUntracked is given.
+// managedFields yields ownership.ErrNoManagedFields unless AssumeUntracked is
+// given: objects read from a cache that strips managedFields look exactly like
+// objects the server does not track yet, so Predict refuses to guess.
 // Errors name the object.
 func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, subresource string, intent *unstructured.Unstructured, opts ...PredictOption) ([]Conflict, error) {
 	var o predictOptions
@@ -72,7 +76,7 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 	}
 	entries := acc.GetManagedFields()
 	if len(entries) == 0 && !o.assumeUntracked {
-		return fail(ErrNoManagedFields)
+		return fail(ownership.ErrNoManagedFields)
 	}
 
 	live, err := liveTyped(observed, tc, intent)

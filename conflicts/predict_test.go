@@ -14,6 +14,8 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 func exampleConverter(t *testing.T) managedfields.TypeConverter {
@@ -168,8 +170,8 @@ func TestPredictUntracked(t *testing.T) {
 	tc := exampleConverter(t)
 	intent := widgetApply(map[string]interface{}{"phase": "Failed", "conditions": []interface{}{readyCondition("True", "Up")}}, nil)
 	_, err := Predict(observedWidget(), tc, "network", "status", intent)
-	if !errors.Is(err, ErrNoManagedFields) || !strings.Contains(err.Error(), "Widget ns/w1") || !strings.Contains(err.Error(), "network") {
-		t.Fatalf("error %v: want ErrNoManagedFields naming the object and manager", err)
+	if !errors.Is(err, ownership.ErrNoManagedFields) || !strings.Contains(err.Error(), "Widget ns/w1") || !strings.Contains(err.Error(), "network") {
+		t.Fatalf("error %v: want ownership.ErrNoManagedFields naming the object and manager", err)
 	}
 	got, err := Predict(observedWidget(), tc, "network", "status", intent, AssumeUntracked())
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/test/suite"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 var _ = Describe("field-manager conflicts from a real API server", func() {
@@ -128,7 +130,7 @@ var _ = Describe("field-manager conflicts from a real API server", func() {
 		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
 
 		_, err := conflicts.Predict(getWidget(ctx, key), typeConverter(), "network", "status", unstructuredOf(statusIntent(key)))
-		Expect(err).To(MatchError(conflicts.ErrNoManagedFields))
+		Expect(err).To(MatchError(ownership.ErrNoManagedFields))
 
 		predicted, reported, err := predictThenApply(ctx, "network", statusIntent(key, cond{"Ready", metav1.ConditionFalse, "Up"}), conflicts.AssumeUntracked())
 		Expect(err).To(HaveOccurred())
