@@ -27,10 +27,10 @@ func setReady(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget
 		metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "ReplicasReady"})
 }
 
-// Two writers contribute to the same object in one reconcile; Flush sends one
-// apply per field manager and the API server merges their conditions by type.
-func Example() {
-	ctx := context.Background()
+// exampleCluster returns a fake client holding Widget demo/w1 and an Applier
+// through it. The fake client runs a real field manager; the claims statusapply
+// makes about a real API server are tested on envtest.
+func exampleCluster() (client.Client, *ssa.Applier) {
 	scheme := runtime.NewScheme()
 	_ = v1alpha1.AddToScheme(scheme)
 	c := fake.NewClientBuilder().WithScheme(scheme).
@@ -39,6 +39,14 @@ func Example() {
 		WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "demo"}}).
 		Build()
 	applier, _ := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(scheme)), ssa.WithRegisterer(nil))
+	return c, applier
+}
+
+// Two writers contribute to the same object in one reconcile; Flush sends one
+// apply per field manager and the API server merges their conditions by type.
+func Example() {
+	ctx := context.Background()
+	c, applier := exampleCluster()
 
 	w := &v1alpha1.Widget{}
 	_ = c.Get(ctx, client.ObjectKey{Namespace: "demo", Name: "w1"}, w)
@@ -85,14 +93,7 @@ func (r *WidgetReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ c
 
 func ExampleBatch_FlushInto() {
 	ctx := context.Background()
-	scheme := runtime.NewScheme()
-	_ = v1alpha1.AddToScheme(scheme)
-	c := fake.NewClientBuilder().WithScheme(scheme).
-		WithTypeConverters(applyconfiguration.NewTypeConverter(scheme)).
-		WithStatusSubresource(&v1alpha1.Widget{}).
-		WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "demo"}}).
-		Build()
-	applier, _ := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(scheme)), ssa.WithRegisterer(nil))
+	c, applier := exampleCluster()
 	r := &WidgetReconciler{Client: c, Applier: applier}
 
 	_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "demo", Name: "w1"}})
