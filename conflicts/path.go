@@ -222,9 +222,3 @@ func ConditionType(path fieldpath.Path) string {
 func isField(pe fieldpath.PathElement, name string) bool {
 	return pe.FieldName != nil && *pe.FieldName == name
 }
-
-// ConditionPath is the path of the condition element of the given type in a
-// metav1.Condition list at .status.conditions, for declarations and removals.
-func ConditionPath(conditionType string) fieldpath.Path {
-	return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", conditionType))
-}

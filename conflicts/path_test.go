@@ -6,6 +6,8 @@ import (
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestParsePath(t *testing.T) {
@@ -44,7 +46,7 @@ func TestParsePath(t *testing.T) {
 
 func TestParsePathRoundTripsPrintedPaths(t *testing.T) {
 	for _, p := range []fieldpath.Path{
-		ConditionPath("Ready"),
+		ownership.ConditionPath("Ready"),
 		fieldpath.MakePathOrDie("status", "attributes", "zone"),
 		fieldpath.MakePathOrDie("a", fieldpath.KeyByFields("x", int64(-7), "y", "tab\there")),
 	} {

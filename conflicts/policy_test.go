@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 func conflictAt(manager, path string) Conflict {
@@ -68,7 +70,7 @@ func TestDecide(t *testing.T) {
 }
 
 func TestDeclarationCovers(t *testing.T) {
-	d := Declaration{Paths: []fieldpath.Path{ConditionPath("Ready"), MustParsePath(".status.plan")}}
+	d := Declaration{Paths: []fieldpath.Path{ownership.ConditionPath("Ready"), MustParsePath(".status.plan")}}
 	for path, want := range map[string]bool{
 		`.status.conditions[type="Ready"]`:         true,
 		`.status.conditions[type="Ready"].status`:  true,
