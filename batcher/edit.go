@@ -224,7 +224,7 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 // checkRemovals refuses removals of fields that a manager other than the
 // target's owns (in any operation or subresource).
 func (e *editor) checkRemovals(removed *fieldpath.Set) error {
-	if removed.Empty() || !ssa.HasManagedFields(e.observed) {
+	if removed.Empty() || !ownership.HasManagedFields(e.observed) {
 		return nil
 	}
 	owners, err := ownership.Inspect(e.observed)

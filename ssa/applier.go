@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Mode says what an apply intent starts from.
@@ -170,7 +171,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed *unstructured.Un
 	labels := a.metrics.labels(t)
 	backoff := a.cfg.backoff
 	for {
-		if !HasManagedFields(res.Object) && res.Object.GetResourceVersion() != "" {
+		if !ownership.HasManagedFields(res.Object) && res.Object.GetResourceVersion() != "" {
 			// Read from a cache that strips managedFields: what the manager owns is
 			// unknown, and guessing "nothing" would release all of it.
 			if res.Object, err = a.read(ctx, t, labels); err != nil {
