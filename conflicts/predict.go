@@ -105,14 +105,20 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 		}
 		managers[id] = fieldpath.NewVersionedSet(set.RecursiveDifference(ignored), version, false)
 	}
-	for _, e := range entries {
-		id, set, err := decodeEntry(e)
+	if len(entries) > 0 {
+		owners, err := ownership.InspectEntries(ownership.ObjectRef{Kind: ref.GVK.Kind, Namespace: ref.Namespace, Name: ref.Name}, entries)
 		if err != nil {
 			return fail(err)
 		}
-		v := fieldpath.APIVersion(e.APIVersion)
-		managers[id] = fieldpath.NewVersionedSet(set, v, e.Operation == metav1.ManagedFieldsOperationApply)
-		filters[v] = filters[version]
+		for _, e := range owners.Entries {
+			id, err := entryID(e)
+			if err != nil {
+				return fail(err)
+			}
+			v := fieldpath.APIVersion(e.APIVersion)
+			managers[id] = fieldpath.NewVersionedSet(e.Fields, v, e.Operation == metav1.ManagedFieldsOperationApply)
+			filters[v] = filters[version]
+		}
 	}
 
 	self, err := managerID(metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource})
@@ -173,24 +179,14 @@ func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *
 	return live, nil
 }
 
-// decodeEntry returns a managedFields entry's manager key and field set.
-func decodeEntry(e metav1.ManagedFieldsEntry) (string, *fieldpath.Set, error) {
+// entryID returns the manager key of a decoded managedFields entry.
+func entryID(e ownership.Entry) (string, error) {
 	switch e.Operation {
 	case metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate:
 	default:
-		return "", nil, fmt.Errorf("managedFields entry of %q has operation %q, want Apply or Update", e.Manager, e.Operation)
+		return "", fmt.Errorf("managedFields entry of %q has operation %q, want Apply or Update", e.Manager, e.Operation)
 	}
-	id, err := managerID(e)
-	if err != nil {
-		return "", nil, err
-	}
-	set := &fieldpath.Set{}
-	if e.FieldsV1 != nil {
-		if err := set.FromJSON(e.FieldsV1.GetRawReader()); err != nil {
-			return "", nil, fmt.Errorf("decoding the fields of managedFields entry %q: %w", e.Manager, err)
-		}
-	}
-	return id, set, nil
+	return managerID(metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, APIVersion: e.APIVersion, Subresource: e.Subresource})
 }
 
 // ignoredFields are the fields the API server resets, and so ignores in

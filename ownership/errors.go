@@ -13,10 +13,11 @@ import (
 // server (or, for migration, let the server attribute its fields first).
 var ErrNoManagedFields = errors.New("object has no managedFields")
 
-// ErrRetriesExhausted reports a migration whose object kept changing between
-// the read and the guarded write for every allowed attempt. Nothing was lost:
-// the last write was rejected by the API server; run the migration again.
-var ErrRetriesExhausted = errors.New("object kept changing during migration")
+// ErrRetriesExhausted reports a resourceVersion-guarded write (a migration
+// here, a guarded apply in package ssa) whose object kept changing between the
+// read and the write for every allowed attempt. Nothing was lost: the API
+// server rejected the last write; try again later.
+var ErrRetriesExhausted = errors.New("retries exhausted: the object kept changing")
 
 // ErrInvalidPlan reports a migration Plan that cannot be carried out, such as
 // an empty manager name or a target that is itself a legacy manager.

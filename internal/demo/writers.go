@@ -10,10 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
@@ -178,21 +178,11 @@ func stepOwnership(ctx context.Context, s *Walkthrough) (string, error) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: s.Namespace, Name: "shared-ssa"}, obj); err != nil {
 		return "", err
 	}
-	owners := map[string][]string{}
-	for _, mf := range obj.ManagedFields {
-		if mf.Subresource != "status" || mf.FieldsV1 == nil {
-			continue
-		}
-		set := &fieldpath.Set{}
-		if err := set.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
-			return "", err
-		}
-		for _, cond := range obj.Status.Conditions {
-			if set.Has(fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", cond.Type))) {
-				owners[mf.Manager] = append(owners[mf.Manager], cond.Type)
-			}
-		}
+	inspected, err := ownership.Inspect(obj)
+	if err != nil {
+		return "", err
 	}
+	owners := inspected.ConditionTypes()
 	managers := make([]string, 0, len(owners))
 	for m := range owners {
 		managers = append(managers, m)

@@ -17,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -228,11 +229,11 @@ func createWidget(ctx context.Context, c client.Client, ns, name string) client.
 
 // ownedBy returns the status fields manager's Apply entry owns on obj, or nil.
 func ownedBy(obj *v1alpha1.Widget, manager string) *fieldpath.Set {
-	for _, mf := range obj.ManagedFields {
-		if mf.Manager == manager && mf.Subresource == "status" && mf.Operation == metav1.ManagedFieldsOperationApply && mf.FieldsV1 != nil {
-			set := &fieldpath.Set{}
-			Expect(set.FromJSON(mf.FieldsV1.GetRawReader())).To(Succeed())
-			return set
+	owners, err := ownership.Inspect(obj)
+	Expect(err).NotTo(HaveOccurred())
+	for _, e := range owners.Managers(manager) {
+		if e.Subresource == ownership.StatusSubresource && e.Operation == metav1.ManagedFieldsOperationApply {
+			return e.Fields
 		}
 	}
 	return nil
