@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -155,18 +156,18 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 // apiVersion and kind from intent when the object lacks them (typed objects
 // read through a client usually do).
 func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *unstructured.Unstructured) (*typed.TypedValue, error) {
-	var content map[string]interface{}
-	if u, ok := observed.(*unstructured.Unstructured); ok {
-		content = u.DeepCopy().Object
+	u, ok := observed.(*unstructured.Unstructured)
+	if ok {
+		u = ownership.WithoutManagedFields(u)
 	} else {
-		var err error
-		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(observed); err != nil {
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(observed)
+		if err != nil {
 			return nil, fmt.Errorf("converting the observed object: %w", err)
 		}
+		u = ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content})
 	}
-	u := &unstructured.Unstructured{Object: content}
-	unstructured.RemoveNestedField(u.Object, "metadata", "managedFields")
 	if u.GetAPIVersion() == "" || u.GetKind() == "" {
+		u = &unstructured.Unstructured{Object: maps.Clone(u.Object)} // SetGroupVersionKind writes to the map
 		u.SetGroupVersionKind(intent.GroupVersionKind())
 	}
 	if u.GroupVersionKind() != intent.GroupVersionKind() {

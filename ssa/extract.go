@@ -30,24 +30,7 @@ func Owned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, 
 // metadata.managedFields: no manager owns them, and converting them costs more
 // than the rest of a typical object.
 func typedContent(tc managedfields.TypeConverter, observed *unstructured.Unstructured) (*typed.TypedValue, error) {
-	view := observed
-	if md, ok := observed.Object["metadata"].(map[string]any); ok {
-		if _, has := md["managedFields"]; has {
-			content := make(map[string]any, len(observed.Object))
-			for k, v := range observed.Object {
-				content[k] = v
-			}
-			meta := make(map[string]any, len(md))
-			for k, v := range md {
-				if k != "managedFields" {
-					meta[k] = v
-				}
-			}
-			content["metadata"] = meta
-			view = &unstructured.Unstructured{Object: content}
-		}
-	}
-	return tc.ObjectToTyped(view, typed.AllowDuplicates)
+	return tc.ObjectToTyped(ownership.WithoutManagedFields(observed), typed.AllowDuplicates)
 }
 
 // ownedIn is Owned for an observed object already converted to tv.
