@@ -114,9 +114,9 @@ func ExampleMigrator_MigrateList() {
 	var c client.Client // an uncached client for the cluster
 	ctx := context.Background()
 	plan := ownership.Plan{
-		Conditions:      map[string]string{"Ready": "readiness", "Reachable": "networking"},
-		Managers:        map[string]string{"widget-controller": "summary"},
-		ReleaseUnmapped: true,
+		Conditions:    map[string]string{"Ready": "readiness", "Reachable": "networking"},
+		Managers:      map[string]string{"widget-controller": "summary"},
+		ReleaseShared: true,
 	}
 	list := &v1alpha1.WidgetList{}
 	if err := c.List(ctx, list); err != nil {

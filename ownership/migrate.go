@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -146,8 +148,8 @@ func (r *Result) String() string {
 // The write is a JSON patch of metadata.managedFields that also replaces
 // metadata.resourceVersion with the one read, so a write racing the
 // migration makes the API server answer 409; Migrate then reads again and
-// retries, up to the configured attempts, after which it fails with
-// ErrRetriesExhausted. Nothing a concurrent writer set is ever overwritten,
+// retries with client-go's retry.OnError and a jittered backoff, up to the
+// configured attempts, after which it fails with ErrRetriesExhausted. Nothing a concurrent writer set is ever overwritten,
 // because only managedFields are written.
 //
 // An object without managedFields is first seeded: an empty apply through
@@ -163,23 +165,35 @@ func (m *Migrator) Migrate(ctx context.Context, obj client.Object) (*Result, err
 	fail := func(op string, err error) (*Result, error) {
 		return nil, &ObjectError{Object: ref, Op: op, Err: err}
 	}
-	var lastConflict error
-	for attempt := 1; attempt <= m.attempts; attempt++ {
+	var (
+		res     *Result
+		attempt int
+	)
+	err = retry.OnError(m.backoff(), apierrors.IsConflict, func() error {
 		if err := ctx.Err(); err != nil {
-			return fail("migrating", err)
+			return err
 		}
-		res, err := m.attempt(ctx, obj, gvk, ref)
-		if apierrors.IsConflict(err) {
-			lastConflict = err
-			continue
-		}
-		if err != nil {
-			return fail("migrating", err)
-		}
-		res.Attempts = attempt
-		return res, nil
+		attempt++
+		var err error
+		res, err = m.attempt(ctx, obj, gvk, ref)
+		return err
+	})
+	switch {
+	case apierrors.IsConflict(err):
+		return fail("migrating", fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, attempt, err))
+	case err != nil:
+		return fail("migrating", err)
 	}
-	return fail("migrating", fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, m.attempts, lastConflict))
+	res.Attempts = attempt
+	return res, nil
+}
+
+// backoff spaces the read-rewrite-write rounds of one object: client-go's
+// retry.DefaultRetry, with as many steps as the configured attempts.
+func (m *Migrator) backoff() wait.Backoff {
+	b := retry.DefaultRetry
+	b.Steps = m.attempts
+	return b
 }
 
 // attempt is one read-rewrite-write round. A 409 from the server is returned

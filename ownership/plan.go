@@ -33,17 +33,26 @@ type Plan struct {
 	// over all the status fields it still holds after Conditions were moved.
 	// Update entries on the status subresource are upgraded with client-go's
 	// csaupgrade, which merges the legacy entry of the target's API version
-	// and drops the manager's entries in other versions (their fields become
-	// unowned, not deleted). A before-first-apply entry recorded on the main
-	// resource gives up only its .status fields.
+	// and drops the manager's entries in other versions; should that leave a
+	// field without an owner, Rewrite refuses (ErrOrphanedFields). A
+	// before-first-apply entry recorded on the main resource gives up only
+	// its .status fields.
 	Managers map[string]string
 
-	// ReleaseUnmapped drops the status fields that legacy entries still hold
-	// after the moves, and legacy entries left empty. The fields stay on the
-	// object unowned: the next apply that sets them takes them over without a
-	// conflict, and an unowned condition no longer outlives the apply manager
-	// that drops it. Use it to clean up before-first-apply.
-	ReleaseUnmapped bool
+	// ReleaseShared drops, from legacy entries, the status fields that
+	// another entry still owns after the moves (at that path or below it),
+	// and legacy entries left empty. A field only a legacy entry holds keeps
+	// that owner: the field stays on the object, and it would not be safe
+	// unowned. When an apply manager removes the last field it owns in a list
+	// or struct that nobody else owns anything in, the API server deletes the
+	// list or struct whole, unowned items included (see Rewrite).
+	//
+	// Use it to clean up before-first-apply and stale legacy co-ownership: a
+	// condition an apply manager shares with a legacy writer becomes the apply
+	// manager's alone, so it no longer outlives that manager dropping it.
+	// Legacy entries are released in a fixed order, before-first-apply first,
+	// so that of two legacy owners of one field the named writer keeps it.
+	ReleaseShared bool
 }
 
 // Validate returns an error wrapping ErrInvalidPlan when the plan has nothing
@@ -53,7 +62,7 @@ type Plan struct {
 // early.
 func (p Plan) Validate() error {
 	var errs []error
-	if len(p.Conditions) == 0 && len(p.Managers) == 0 && !p.ReleaseUnmapped {
+	if len(p.Conditions) == 0 && len(p.Managers) == 0 && !p.ReleaseShared {
 		errs = append(errs, errors.New("nothing to do: no conditions, no managers, no release"))
 	}
 	for t, m := range p.Conditions {
@@ -83,6 +92,11 @@ func (p Plan) Validate() error {
 // modified. now stamps the Apply entries the rewrite creates. Running
 // Rewrite on its own output changes nothing, so a migration can be repeated.
 //
+// Every field owned before the rewrite is owned after it, by the same or
+// another entry (or kept alive by an owned field below it); a plan whose
+// result would break that fails with ErrOrphanedFields, because an unowned
+// field is deleted as a side effect of another manager's removal.
+//
 // An object without managedFields yields an error wrapping
 // ErrNoManagedFields: the API server must attribute its fields first (see
 // Migrator). Errors name the object.
@@ -105,10 +119,13 @@ func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsE
 	if entries, err = p.upgradeManagers(obj, entries, now); err != nil {
 		return fail(err)
 	}
-	if p.ReleaseUnmapped {
-		if entries, err = releaseLegacyStatus(entries); err != nil {
+	if p.ReleaseShared {
+		if entries, err = releaseShared(entries); err != nil {
 			return fail(err)
 		}
+	}
+	if err := checkNoneOrphaned(original, entries); err != nil {
+		return fail(err)
 	}
 	same, err := sameOwnership(original, entries)
 	if err != nil {
@@ -278,26 +295,86 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 			continue
 		}
 		if ds[idx].entry.APIVersion != t.apiVersion {
-			return nil, fmt.Errorf("apply manager %s owns fields in %s, the legacy fields are in %s: apply once in %s first",
-				t.manager, ds[idx].entry.APIVersion, t.apiVersion, t.apiVersion)
+			return nil, fmt.Errorf("%w: apply manager %s owns fields in %s, the legacy fields are in %s: apply once in %s first",
+				ErrAPIVersionMismatch, t.manager, ds[idx].entry.APIVersion, t.apiVersion, t.apiVersion)
 		}
 		ds[idx].entry.Fields = ds[idx].entry.Fields.Union(moved[t])
 	}
 	return ds, nil
 }
 
-// releaseLegacyStatus drops the status fields of every legacy entry.
-func releaseLegacyStatus(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
+// releaseShared drops from each legacy entry, before-first-apply first, the
+// status fields that some other entry owns at or below the same path. Each
+// entry is judged against the entries as already released, so a field two
+// legacy entries share keeps one of them.
+func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
 	ds, err := decodeAll(mfs)
 	if err != nil {
 		return nil, err
 	}
+	var legacy []int
 	for i := range ds {
 		if ds[i].entry.Legacy() {
-			ds[i].entry.Fields = ds[i].entry.Fields.Difference(ds[i].entry.StatusFields())
+			legacy = append(legacy, i)
 		}
 	}
+	slices.SortStableFunc(legacy, func(a, b int) int {
+		ea, eb := ds[a].entry, ds[b].entry
+		if fa, fb := ea.Manager == BeforeFirstApplyManager, eb.Manager == BeforeFirstApplyManager; fa != fb {
+			if fa {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(ea.Manager, eb.Manager), cmp.Compare(ea.Subresource, eb.Subresource),
+			cmp.Compare(ea.APIVersion, eb.APIVersion))
+	})
+	for _, i := range legacy {
+		release := fieldpath.NewSet()
+		ds[i].entry.StatusFields().Iterate(func(p fieldpath.Path) {
+			for j := range ds {
+				if j != i && !Subtree(ds[j].entry.Fields, p).Empty() {
+					release.Insert(p)
+					return
+				}
+			}
+		})
+		ds[i].entry.Fields = ds[i].entry.Fields.Difference(release)
+	}
 	return encodeAll(ds)
+}
+
+// checkNoneOrphaned returns an error wrapping ErrOrphanedFields when a field
+// owned before a rewrite has no owner after it. A field counts as owned when
+// an entry owns it or anything below it: the API server keeps a list or
+// struct alive while any of its members has an owner. An unowned field is
+// not safe: when an apply manager removes the last field it owns in the same
+// list, the API server deletes the list whole, the unowned field with it.
+func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry) error {
+	db, err := decodeAll(before)
+	if err != nil {
+		return err
+	}
+	da, err := decodeAll(after)
+	if err != nil {
+		return err
+	}
+	owned := fieldpath.NewSet()
+	for _, d := range da {
+		owned = owned.Union(d.entry.Fields)
+	}
+	orphans := fieldpath.NewSet()
+	for _, d := range db {
+		d.entry.Fields.Iterate(func(p fieldpath.Path) {
+			if Subtree(owned, p).Empty() {
+				orphans.Insert(p)
+			}
+		})
+	}
+	if orphans.Empty() {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrOrphanedFields, orphans.String())
 }
 
 // sameOwnership reports whether two managedFields lists give the same

@@ -84,12 +84,37 @@ func TestRewrite(t *testing.T) {
 			},
 		},
 		{
-			name: "release what is left of before-first-apply",
-			plan: Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseUnmapped: true},
+			// The fields only before-first-apply holds keep it as their owner:
+			// released, B would be deleted with the whole list the next time
+			// readiness removes its last condition.
+			name: "release shared ownership of before-first-apply, never its sole fields",
+			plan: Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
 				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("readiness", apply, "status", applyR),
 			},
-			want: map[string]string{"readiness (Apply, status)": "A,R"},
+			want: map[string]string{
+				"before-first-apply (Update, status)": "B .status.phase",
+				"readiness (Apply, status)":           "A,R",
+			},
+		},
+		{
+			name: "release before-first-apply's share of what an apply manager also owns",
+			plan: Plan{ReleaseShared: true},
+			mfs: []metav1.ManagedFieldsEntry{
+				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("networking", apply, "status", applyB),
+			},
+			want: map[string]string{
+				"before-first-apply (Update, status)": "A .status.phase",
+				"networking (Apply, status)":          "B",
+			},
+		},
+		{
+			name: "of two legacy owners, before-first-apply gives way to the named writer",
+			plan: Plan{ReleaseShared: true},
+			mfs: []metav1.ManagedFieldsEntry{
+				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("legacy", update, "status", legacyAB),
+			},
+			want: map[string]string{"legacy (Update, status)": "A,B .status.phase"},
 		},
 		{
 			name: "before-first-apply on the main resource gives up its status only",
@@ -139,7 +164,7 @@ func TestRewrite(t *testing.T) {
 
 func TestRewriteNothingToDo(t *testing.T) {
 	mfs := []metav1.ManagedFieldsEntry{entry("readiness", apply, "status", applyR)}
-	got, changed, err := Plan{Conditions: map[string]string{"A": "x"}, ReleaseUnmapped: true}.Rewrite(widget(mfs...), time.Now())
+	got, changed, err := Plan{Conditions: map[string]string{"A": "x"}, ReleaseShared: true}.Rewrite(widget(mfs...), time.Now())
 	if err != nil || changed || !reflect.DeepEqual(got, mfs) {
 		t.Errorf("got %v changed=%v err=%v", got, changed, err)
 	}
@@ -148,6 +173,8 @@ func TestRewriteNothingToDo(t *testing.T) {
 func TestRewriteErrors(t *testing.T) {
 	other := entry("readiness", apply, "status", applyR)
 	other.APIVersion = "demo.statusapply.io/v1beta1"
+	legacyV1beta1 := entry("legacy", update, "status", `{"f:status":{"f:observedGeneration":{}}}`)
+	legacyV1beta1.APIVersion = "demo.statusapply.io/v1beta1"
 	tests := []struct {
 		name string
 		plan Plan
@@ -163,7 +190,15 @@ func TestRewriteErrors(t *testing.T) {
 		},
 		{
 			name: "target entry in another API version", plan: Plan{Conditions: map[string]string{"A": "readiness"}},
-			mfs: []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), other},
+			mfs: []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), other}, is: ErrAPIVersionMismatch,
+		},
+		{
+			// csaupgrade merges the entry of one API version and drops the
+			// manager's others: their fields would be left without an owner.
+			name: "a whole-manager move that would orphan fields of another API version",
+			plan: Plan{Managers: map[string]string{"legacy": "summary"}},
+			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), legacyV1beta1},
+			is:   ErrOrphanedFields,
 		},
 	}
 	for _, tt := range tests {
@@ -172,7 +207,7 @@ func TestRewriteErrors(t *testing.T) {
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			if tt.is != nil && !errors.Is(err, tt.is) {
+			if !errors.Is(err, tt.is) {
 				t.Errorf("err = %v, want %v", err, tt.is)
 			}
 			var oe *ObjectError

@@ -92,9 +92,15 @@ func MigrateAll[T client.Object](ctx context.Context, m *Migrator, objs []T) *Re
 }
 
 // MigrateList migrates every item of list, such as a *WidgetList filled by
-// client.List (read it from the API server, or at least from a source that
-// keeps names; Migrate reads each object again anyway). It fails only when
-// the list's items cannot be extracted; per-object errors are in the report.
+// client.List from the API server. Before touching any object it checks the
+// plan against the items with CheckPlan, so a plan naming a manager or
+// condition type the objects do not have fails as a whole (ErrPlanMismatch)
+// instead of reporting every object unchanged; the items must therefore
+// carry their managedFields (a cache that strips them makes every object
+// look untracked). It fails only for that or when the list's items cannot be
+// extracted; per-object errors are in the report.
+//
+// MigrateAll does not check: it takes objects that may be names only.
 func (m *Migrator) MigrateList(ctx context.Context, list client.ObjectList) (*Report, error) {
 	items, err := meta.ExtractList(list)
 	if err != nil {
@@ -107,6 +113,9 @@ func (m *Migrator) MigrateList(ctx context.Context, list client.ObjectList) (*Re
 			return nil, fmt.Errorf("migrating list: item %d is a %T, not a client.Object", i, item)
 		}
 		objs = append(objs, obj)
+	}
+	if err := CheckPlan(m.plan, objs); err != nil {
+		return nil, fmt.Errorf("migrating list: %w", err)
 	}
 	return MigrateAll(ctx, m, objs), nil
 }

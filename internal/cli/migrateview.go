@@ -28,9 +28,9 @@ type migrateOutput struct {
 
 // planView echoes the plan, so that saved output says what was asked for.
 type planView struct {
-	Managers        map[string]string `json:"managers,omitempty"`
-	Conditions      map[string]string `json:"conditions,omitempty"`
-	ReleaseUnmapped bool              `json:"releaseUnmapped"`
+	Managers      map[string]string `json:"managers,omitempty"`
+	Conditions    map[string]string `json:"conditions,omitempty"`
+	ReleaseShared bool              `json:"releaseShared"`
 }
 
 // migrateObjectView is one object's outcome.
@@ -62,7 +62,7 @@ type migrateSummary struct {
 func newMigrateOutput(plan ownership.Plan, dryRun bool) *migrateOutput {
 	return &migrateOutput{
 		DryRun:  dryRun,
-		Plan:    planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseUnmapped: plan.ReleaseUnmapped},
+		Plan:    planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseShared: plan.ReleaseShared},
 		Objects: []migrateObjectView{},
 	}
 }

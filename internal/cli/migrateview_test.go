@@ -63,7 +63,7 @@ func TestMigrateOutputRecord(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newMigrateOutput(ownership.Plan{ReleaseUnmapped: true}, tt.dryRun)
+			o := newMigrateOutput(ownership.Plan{ReleaseShared: true}, tt.dryRun)
 			v := o.record(tt.p)
 			if v.Outcome != tt.outcome || o.Summary != tt.summary || len(o.Objects) != 1 {
 				t.Fatalf("outcome %q summary %+v objects %d, want %q %+v 1", v.Outcome, o.Summary, len(o.Objects), tt.outcome, tt.summary)
@@ -95,7 +95,7 @@ func TestWriteMigrateTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newMigrateOutput(ownership.Plan{ReleaseUnmapped: true}, true)
+	o := newMigrateOutput(ownership.Plan{ReleaseShared: true}, true)
 	o.record(ownership.Progress{Done: 1, Total: 2, Object: ref, Result: &ownership.Result{
 		Object: ref, Before: before, After: after, Changed: true, DryRun: true, Seeded: true, Attempts: 1,
 	}})

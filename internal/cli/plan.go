@@ -10,9 +10,9 @@ import (
 
 // planFlags are the migrate flags that make up an ownership.Plan.
 type planFlags struct {
-	from            []string
-	conditions      []string
-	releaseUnmapped bool
+	from          []string
+	conditions    []string
+	releaseShared bool
 }
 
 // plan builds and validates the ownership.Plan the flags describe.
@@ -25,11 +25,11 @@ func (f planFlags) plan() (ownership.Plan, error) {
 	if err != nil {
 		return ownership.Plan{}, err
 	}
-	if len(managers) == 0 && len(conditions) == 0 && !f.releaseUnmapped {
+	if len(managers) == 0 && len(conditions) == 0 && !f.releaseShared {
 		return ownership.Plan{}, errors.New(
-			"nothing to migrate: give --from LEGACY=MANAGER, --condition TYPE=MANAGER or --release-unmapped")
+			"nothing to migrate: give --from LEGACY=MANAGER, --condition TYPE=MANAGER or --release-shared")
 	}
-	p := ownership.Plan{Managers: managers, Conditions: conditions, ReleaseUnmapped: f.releaseUnmapped}
+	p := ownership.Plan{Managers: managers, Conditions: conditions, ReleaseShared: f.releaseShared}
 	if err := p.Validate(); err != nil {
 		return ownership.Plan{}, err
 	}

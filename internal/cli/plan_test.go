@@ -60,7 +60,7 @@ func TestPlanFlags(t *testing.T) {
 				Managers: map[string]string{"legacy": "summary"}, Conditions: map[string]string{"A": "readiness"},
 			},
 		},
-		{name: "release only", flags: planFlags{releaseUnmapped: true}, want: ownership.Plan{ReleaseUnmapped: true}},
+		{name: "release only", flags: planFlags{releaseShared: true}, want: ownership.Plan{ReleaseShared: true}},
 		{name: "nothing", flags: planFlags{}, wantErr: "nothing to migrate"},
 		{name: "bad condition", flags: planFlags{conditions: []string{"A"}}, wantErr: "--condition"},
 		{

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -42,6 +43,7 @@ func NewRootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(exitUsage, err) })
 	cluster.addFlags(root.PersistentFlags())
 	root.AddCommand(
 		newDemoCommand(),
@@ -60,15 +62,54 @@ func NewPluginCommand() *cobra.Command {
 	return root
 }
 
+// Exit codes, the same for every command.
+const (
+	exitOK       = 0
+	exitFindings = 1 // lint findings, failed objects, or changes under --exit-code
+	exitUsage    = 2 // bad flags or arguments, or a plan that matches nothing
+)
+
+// exitError carries an exit code other than 1; a nil err exits silently.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// withExitCode makes err end the process with code.
+func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// ExitCode is the process exit code for what a command returned: 0 for nil,
+// the code an error carries, else 1.
+func ExitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee.code
+	}
+	return exitFindings
+}
+
 // Execute runs root with the process arguments until it finishes or the user
 // interrupts it, prints a failure to stderr and returns the exit code, so
 // that every main is a one-liner.
 func Execute(root *cobra.Command) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(root.ErrOrStderr(), "error:", err)
-		return 1
+	err := root.ExecuteContext(ctx)
+	if ee, ok := errors.AsType[*exitError](err); !ok || ee.err != nil {
+		if err != nil {
+			fmt.Fprintln(root.ErrOrStderr(), "error:", err)
+		}
 	}
-	return 0
+	return ExitCode(err)
 }

@@ -59,9 +59,9 @@ type lintJSON struct {
 type migrateJSON struct {
 	DryRun bool `json:"dryRun"`
 	Plan   struct {
-		Managers        map[string]string `json:"managers"`
-		Conditions      map[string]string `json:"conditions"`
-		ReleaseUnmapped bool              `json:"releaseUnmapped"`
+		Managers      map[string]string `json:"managers"`
+		Conditions    map[string]string `json:"conditions"`
+		ReleaseShared bool              `json:"releaseShared"`
 	} `json:"plan"`
 	Objects []struct {
 		Kind      string `json:"kind"`

@@ -7,8 +7,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -115,7 +118,7 @@ var _ = Describe("migrate", func() {
 		Expect(getWidget(ctx, untracked).ManagedFields).To(BeEmpty())
 
 		r := run(ctx, "migrate", "widgets", "-n", ns, "--apply", "-o", "json",
-			"--condition", "A=readiness", "--condition", "B=networking", "--release-unmapped")
+			"--condition", "A=readiness", "--condition", "B=networking", "--release-shared")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring("[1/2] Widget " + ns + "/tracked: migrated"))
 		Expect(r.stderr).To(ContainSubstring("[2/2] Widget " + ns + "/untracked: migrated"))
@@ -129,7 +132,8 @@ var _ = Describe("migrate", func() {
 		for _, key := range []client.ObjectKey{{Namespace: ns, Name: "tracked"}, untracked} {
 			o := inspect(ctx, key)
 			Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}), "%s", key)
-			Expect(o.Legacy()).To(BeEmpty(), "%s", key)
+			Expect(o.Owners(fieldpath.MakePathOrDie("status", "phase"))).To(ConsistOf(HaveField("Operation", metav1.ManagedFieldsOperationUpdate)),
+				"%s: the phase, which no apply manager took, keeps its legacy owner", key)
 		}
 	})
 
@@ -147,7 +151,54 @@ var _ = Describe("migrate", func() {
 	It("refuses a plan with nothing to do before touching the cluster", func(ctx context.Context) {
 		r := run(ctx, "migrate", "widgets", "-n", ns)
 		Expect(r.err).To(MatchError(ContainSubstring("nothing to migrate")))
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
 		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", "legacy")
 		Expect(r.err).To(MatchError(ContainSubstring("want KEY=MANAGER")))
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--no-such-flag")
+		Expect(cli.ExitCode(r.err)).To(Equal(2), "a flag error is a usage error")
+	})
+
+	It("refuses, with exit code 2 and before writing, a plan that matches nothing on the objects", func(ctx context.Context) {
+		key := legacyObject(ctx, "w1")
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS("C", "True"))).To(Succeed())
+		before := getWidget(ctx, key)
+
+		for _, tc := range []struct {
+			args []string
+			want string
+		}{
+			{[]string{"widget/w1", "--from", "nosuch=x"}, "--from nosuch: no manager of that name on any of the 1 objects"},
+			{[]string{"widgets", "--from", "nosuch=x", "--apply"}, "--from nosuch: no manager of that name"},
+			{[]string{"widget/w1", "--from", "networking=x"}, "--from networking: not a legacy writer (Update)"},
+			{[]string{"widget/w1", "--condition", "A=" + legacyManager}, "legacy is a legacy writer (Update) on 1 of the 1 objects"},
+			{[]string{"widget/w1", "--condition", "Redy=readiness", "--apply"}, "--condition Redy: no manager holds that condition type"},
+		} {
+			r := run(ctx, append([]string{"migrate", "-n", ns}, tc.args...)...)
+			Expect(r.err).To(MatchError(ContainSubstring(tc.want)), "%v", tc.args)
+			Expect(cli.ExitCode(r.err)).To(Equal(2), "%v", tc.args)
+			Expect(r.stdout).To(BeEmpty(), "%v: no per-object report for a refused plan", tc.args)
+		}
+		after := getWidget(ctx, key)
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "nothing was written")
+	})
+
+	It("exits 1 from a dry run that would change something only when asked with --exit-code", func(ctx context.Context) {
+		legacyObject(ctx, "w1")
+		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary"}
+
+		r := run(ctx, args...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(0))
+
+		r = run(ctx, append(args, "--exit-code")...)
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		Expect(r.stdout).To(ContainSubstring("1 would change"), "the dry run still prints what would change")
+
+		r = run(ctx, append(args, "--apply", "--exit-code")...)
+		Expect(r.err).NotTo(HaveOccurred(), "--exit-code does not apply to a real run")
+
+		r = run(ctx, append(args, "--exit-code")...)
+		Expect(r.err).NotTo(HaveOccurred(), "nothing left to change: a migrated fleet passes the check")
 	})
 })

@@ -19,9 +19,12 @@ var _ = Describe("objects that were never tracked", func() {
 		ns = suite.Namespace(ctx, env)
 	})
 
+	// The conditions go to their writers and the rest of before-first-apply
+	// (the phase) to summary: every field keeps an owner.
 	plan := ownership.Plan{
-		Conditions:      map[string]string{"A": "readiness", "B": "networking"},
-		ReleaseUnmapped: true,
+		Conditions:    map[string]string{"A": "readiness", "B": "networking"},
+		Managers:      map[string]string{ownership.BeforeFirstApplyManager: "summary"},
+		ReleaseShared: true,
 	}
 
 	It("seeds an object without managedFields and hands its conditions over", func(ctx context.Context) {
@@ -61,8 +64,8 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
 		Expect(widgets.ApplyConditions(ctx, env.Client, key, "networking", widgets.CS())).To(Succeed())
 		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "False")))
-		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Running"), "released fields stay on the object")
-		Expect(widgets.ApplyPhase(ctx, env.Client, key, "summary", "Ready")).To(Succeed(), "released fields are free to take")
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Running"), "the phase stays, owned by summary")
+		Expect(widgets.ApplyPhase(ctx, env.Client, key, "summary", "Ready")).To(Succeed(), "summary changes what it took over")
 	})
 
 	It("cleans up before-first-apply left by an earlier first apply", func(ctx context.Context) {

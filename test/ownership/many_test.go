@@ -36,7 +36,10 @@ var _ = Describe("migrating many objects", func() {
 
 		var seen []ownership.Progress
 		m, err := ownership.NewMigrator(env.Client,
-			ownership.Plan{Conditions: map[string]string{"A": "readiness", "B": "networking"}, ReleaseUnmapped: true},
+			ownership.Plan{
+				Conditions: map[string]string{"A": "readiness", "B": "networking"},
+				Managers:   map[string]string{legacyManager: "summary"},
+			},
 			ownership.WithDryRun(false),
 			ownership.WithProgress(func(p ownership.Progress) { seen = append(seen, p) }))
 		Expect(err).NotTo(HaveOccurred())

@@ -2,6 +2,7 @@ package widgets
 
 import (
 	"context"
+	"encoding/json"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,4 +48,22 @@ func ClearManagedFields(ctx context.Context, c client.Client, key client.ObjectK
 	}
 	return c.Patch(ctx, w, client.RawPatch(types.JSONPatchType,
 		[]byte(`[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]`)))
+}
+
+// SetManagedFields replaces the object's managedFields with mfs as they are,
+// guarded by the object's current resourceVersion, for specs that build an ownership the
+// library would never write.
+func SetManagedFields(ctx context.Context, c client.Client, key client.ObjectKey, mfs []metav1.ManagedFieldsEntry) error {
+	w, err := Get(ctx, c, key)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "replace", "path": "/metadata/managedFields", "value": mfs},
+		{"op": "replace", "path": "/metadata/resourceVersion", "value": w.ResourceVersion},
+	})
+	if err != nil {
+		return err
+	}
+	return c.Patch(ctx, w, client.RawPatch(types.JSONPatchType, patch))
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
@@ -34,6 +35,27 @@ func LegacyWrite(ctx context.Context, c client.Client, key client.ObjectKey, man
 		w.Status.Phase = phase
 	}
 	return c.Status().Patch(ctx, w, client.MergeFrom(base), client.FieldOwner(manager))
+}
+
+// LegacyWriteLocked is LegacyWrite with an optimistic lock, retried on 409:
+// a legacy writer that cannot erase what others set in between, as the
+// migration guide tells teams to run theirs while they migrate.
+func LegacyWriteLocked(ctx context.Context, c client.Client, key client.ObjectKey, manager string,
+	conds map[string]metav1.ConditionStatus) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w, err := Get(ctx, c, key)
+		if err != nil {
+			return err
+		}
+		base := w.DeepCopy()
+		for _, t := range slices.Sorted(maps.Keys(conds)) {
+			meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{
+				Type: t, Status: conds[t], Reason: "Legacy", Message: "set by the legacy writer",
+			})
+		}
+		return c.Status().Patch(ctx, w, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}),
+			client.FieldOwner(manager))
+	})
 }
 
 // ApplyConditions applies exactly the given conditions (type -> status) as
