@@ -8,6 +8,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -105,8 +106,10 @@ func (a *Applier) Scheme() *runtime.Scheme { return a.cfg.scheme }
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
 // Identify checks obj and returns its kind. Nil and typed-nil objects,
-// objects without a name and kinds the scheme does not know are refused with an
-// error wrapping ErrInvalidInput.
+// objects without a name and unknown kinds are refused with an error wrapping
+// ErrInvalidInput. A kind is known when the scheme recognises it, a type
+// converter has its schema, or the client's REST mapper maps it; typed objects
+// need the scheme anyway, so the other two only matter for unstructured ones.
 func (a *Applier) Identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj == nil {
 		return schema.GroupVersionKind{}, invalidf("nil object")
@@ -124,7 +127,33 @@ func (a *Applier) Identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj.GetName() == "" {
 		return gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
 	}
+	if err := a.knownKind(obj, gvk); err != nil {
+		return gvk, err
+	}
 	return gvk, nil
+}
+
+// knownKind refuses a kind nothing knows when it is queued, rather than at
+// Flush with "no schema" or a failed read, far from the code that queued it.
+// The cheap answers come first; the REST mapper may ask the API server's
+// discovery (not for an object), and only for kinds the others do not know.
+func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) error {
+	if a.cfg.scheme.Recognizes(gvk) || hasSchema(a.tc, gvk) {
+		return nil
+	}
+	if mapper := a.client.RESTMapper(); mapper != nil {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil {
+			return nil
+		}
+		if !meta.IsNoMatchError(err) {
+			return fmt.Errorf("checking whether the API server serves %s: %w", gvk, err)
+		}
+	}
+	id := ObjectID{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(obj)}
+	return invalidf("%s: unknown kind %s: the scheme does not recognise it, no type converter has its schema "+
+		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
+		"with WithTypeConverter (a generated applyconfiguration package's NewTypeConverter)", id, gvk)
 }
 
 // Observe returns obj, of kind gvk (from Identify), as a copy in unstructured
@@ -273,9 +302,21 @@ func (a *Applier) intent(t Target, observed *unstructured.Unstructured, build Bu
 			got.Kind, intent.GetNamespace(), intent.GetName())
 	}
 	pruneEmpty(intent.Object)
-	if _, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has && conditionsAreAtomic(tv) {
-		return nil, nil, invalidf("%s: status.conditions of %s is an atomic list, so every writer would own the whole list "+
-			"and a second writer conflicts with the first; declare it a map list (+listType=map, +listMapKey=type)", t, t.GVK.Kind)
+	if conditions, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has {
+		shape := conditionsSchemaOf(tv)
+		if shape.atomic {
+			return nil, nil, invalidf("%s: status.conditions of %s is an atomic list, so every writer would own the whole list "+
+				"and a second writer conflicts with the first; declare it a map list (+listType=map, +listMapKey=type)", t, t.GVK.Kind)
+		}
+		// Checked here, after build, because every way of writing a condition
+		// (SetCondition, an Edit, a Mutator, unstructured content) ends here:
+		// one bad condition would otherwise make the API server refuse the
+		// whole apply with a 422. The error names t through Apply's *Error.
+		if shape.metav1 {
+			if err := validateConditionItems(conditions); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	return intent, owned, nil
 }

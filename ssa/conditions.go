@@ -1,12 +1,9 @@
 package ssa
 
 import (
-	"fmt"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -23,7 +20,9 @@ import (
 // The condition is validated the way the API server validates metav1.Condition
 // (type and reason format, status True/False/Unknown, message length) so that a
 // bad value fails here, naming the field, and not as a 422 for the whole apply.
-// Errors wrap ErrInvalidInput.
+// Apply checks every condition of an intent again with the same rules, which
+// also covers conditions written without SetCondition. Errors wrap
+// ErrInvalidInput.
 func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
 	if cond.LastTransitionTime.IsZero() {
 		cond.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
@@ -36,8 +35,8 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	if cond.ObservedGeneration == 0 {
 		cond.ObservedGeneration = generation
 	}
-	if errs := metav1validation.ValidateCondition(cond, field.NewPath("status", "conditions").Key(cond.Type)); len(errs) > 0 {
-		return fmt.Errorf("%w: condition %q: %w", ErrInvalidInput, cond.Type, errs.ToAggregate())
+	if err := validateCondition(cond, nil); err != nil {
+		return err
 	}
 	ac := metav1ac.Condition().
 		WithType(cond.Type).

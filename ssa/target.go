@@ -3,8 +3,10 @@ package ssa
 import (
 	"fmt"
 
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 // Subresource names the part of an object an apply writes.
@@ -52,17 +54,25 @@ func (t Target) Validate() error {
 	case t.Subresource != MainResource && t.Subresource != StatusSubresource:
 		return invalidf("%s: unsupported subresource %q", t, string(t.Subresource))
 	}
-	return ValidateFieldManager(t.Manager)
+	if err := ValidateFieldManager(t.Manager); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
+	return nil
 }
 
-// ValidateFieldManager checks a field manager name the way the API server
-// would, before any request. Its errors wrap ErrInvalidInput.
+// ValidateFieldManager checks a field manager name before any request, with
+// the function the API server itself runs on every apply's options
+// (metav1validation.ValidatePatchOptions calls it): at most 128 bytes, only
+// printable characters. Using it rather than a copy keeps the two in step when
+// the rules change. An apply also needs a manager, which that function leaves
+// to its caller, so the empty name is refused here. Its errors wrap
+// ErrInvalidInput.
 func ValidateFieldManager(manager string) error {
-	switch {
-	case manager == "":
+	if manager == "" {
 		return invalidf("empty field manager")
-	case len(manager) > MaxFieldManagerLength:
-		return invalidf("field manager %.20q... is %d characters long, more than %d", manager, len(manager), MaxFieldManagerLength)
+	}
+	if errs := metav1validation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
+		return fmt.Errorf("%w: field manager %.40q: %w", ErrInvalidInput, manager, errs.ToAggregate())
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ func TestTargetValidate(t *testing.T) {
 		{"other subresource", func(t *Target) { t.Subresource = "scale" }, "unsupported subresource"},
 		{"empty manager", func(t *Target) { t.Manager = "" }, "empty field manager"},
 		{"manager of 129 characters", func(t *Target) { t.Manager = strings.Repeat("m", 129) }, "more than 128"},
+		{"manager with a tab", func(t *Target) { t.Manager = "bad\tmanager" }, "invalid character U+0009"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			target := good
@@ -49,5 +50,35 @@ func TestTargetString(t *testing.T) {
 		Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "readiness"}
 	if got, want := target.String(), `status of Widget.demo.statusapply.io ns/w1 as "readiness"`; got != want {
 		t.Fatalf("String() = %s, want %s", got, want)
+	}
+}
+
+func TestValidateFieldManager(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		manager string
+		want    string // "" for valid
+	}{
+		{"plain", "readiness", ""},
+		{"128 characters", strings.Repeat("m", 128), ""},
+		{"unicode printable", "contrôleur/état-✓", ""},
+		{"empty", "", "empty field manager"},
+		{"129 characters", strings.Repeat("m", 129), "may not be more than 128 bytes"},
+		{"tab", "bad\tmanager", "invalid character U+0009"},
+		{"newline", "bad\nmanager", "invalid character U+000A"},
+		{"NUL", "bad\x00manager", "invalid character U+0000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateFieldManager(tc.manager)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want ErrInvalidInput mentioning %q", err, tc.want)
+			}
+		})
 	}
 }

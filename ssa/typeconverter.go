@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
@@ -35,4 +37,15 @@ func (tcs typeConverters) TypedToObject(tv *typed.TypedValue) (runtime.Object, e
 		return nil, errors.New("no type converter")
 	}
 	return tcs[0].TypedToObject(tv)
+}
+
+// hasSchema reports whether tc has a schema for gvk. It converts an object
+// holding only apiVersion and kind, which asks the same question as
+// converting a whole object at a fraction of the cost, and works with any
+// TypeConverter (the interface has no lookup by kind).
+func hasSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) bool {
+	probe := &unstructured.Unstructured{Object: map[string]any{}}
+	probe.SetGroupVersionKind(gvk)
+	_, err := tc.ObjectToTyped(probe)
+	return err == nil
 }

@@ -1,0 +1,186 @@
+package batcher_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+)
+
+// appliesByName counts the status applies a client was sent, per object.
+type appliesByName struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (a *appliesByName) count(name string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.n[name]
+}
+
+// countingFixture returns an Applier on a fake client holding the Widgets
+// named, and the per-object count of status applies sent.
+func countingFixture(t *testing.T, names ...string) (*ssa.Applier, client.Client, *appliesByName) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	builder := fake.NewClientBuilder().WithScheme(scheme).
+		WithTypeConverters(applyconfiguration.NewTypeConverter(scheme)).
+		WithStatusSubresource(&v1alpha1.Widget{})
+	for _, name := range names {
+		builder.WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns"}})
+	}
+	applies := &appliesByName{n: map[string]int{}}
+	c := interceptor.NewClient(builder.Build(), interceptor.Funcs{
+		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			if named, ok := obj.(interface{ GetName() string }); ok {
+				applies.mu.Lock()
+				applies.n[named.GetName()]++
+				applies.mu.Unlock()
+			}
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		},
+	})
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(scheme)), ssa.WithRegisterer(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, c, applies
+}
+
+// Invalid conditions are refused at Flush whatever wrote them: the entry sends
+// nothing and stays queued, and the other entries of the Flush are sent.
+func TestInvalidConditionsAreRefusedAtFlush(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		queue func(b *batcher.Batch, w *v1alpha1.Widget) error
+		want  []string
+	}{
+		{"Edit with meta.SetStatusCondition, bad type", func(b *batcher.Batch, w *v1alpha1.Widget) error {
+			return batcher.EditStatus(b, w, "m", func(o *v1alpha1.Widget) error {
+				meta.SetStatusCondition(&o.Status.Conditions, metav1.Condition{Type: "bad type!", Status: metav1.ConditionTrue, Reason: "Up"})
+				return nil
+			})
+		}, []string{`condition "bad type!"`, "status.conditions[bad type!].type"}},
+		{"Edit with meta.SetStatusCondition, status Maybe", func(b *batcher.Batch, w *v1alpha1.Widget) error {
+			return batcher.EditStatus(b, w, "m", func(o *v1alpha1.Widget) error {
+				meta.SetStatusCondition(&o.Status.Conditions, metav1.Condition{Type: "Ready", Status: "Maybe", Reason: "Up"})
+				return nil
+			})
+		}, []string{`condition "Ready"`, "status.conditions[Ready].status"}},
+		{"Mutator filling the apply configuration, no lastTransitionTime", func(b *batcher.Batch, w *v1alpha1.Widget) error {
+			return batcher.Status(b, w, "m", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+				ac.WithStatus(acv1alpha1.WidgetStatus().WithConditions(
+					metav1ac.Condition().WithType("Ready").WithStatus(metav1.ConditionTrue).WithReason("Up").WithMessage("up")))
+				return nil
+			})
+		}, []string{`condition "Ready"`, "status.conditions[Ready].lastTransitionTime: Required"}},
+		{"unstructured Mutator, bad reason", func(b *batcher.Batch, w *v1alpha1.Widget) error {
+			u := &unstructured.Unstructured{}
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+			if err != nil {
+				return err
+			}
+			u.SetUnstructuredContent(content)
+			u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+			return batcher.Status(b, u, "m", func(ac *unstructured.Unstructured, _ *unstructured.Unstructured) error {
+				return unstructured.SetNestedSlice(ac.Object, []any{map[string]any{
+					"type": "Ready", "status": "True", "reason": "bad reason!", "message": "", "lastTransitionTime": "2026-01-02T03:04:05Z",
+				}}, "status", "conditions")
+			})
+		}, []string{`condition "Ready"`, "status.conditions[Ready].reason"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, c, applies := countingFixture(t, "bad", "good")
+			b := batcher.New(a)
+			if err := tc.queue(b, widget(t, c, "bad")); err != nil {
+				t.Fatal(err)
+			}
+			if err := batcher.Status(b, widget(t, c, "good"), "m", setPhase("On")); err != nil {
+				t.Fatal(err)
+			}
+			err := b.Flush(context.Background())
+			var applyErr *ssa.Error
+			if !errors.Is(err, ssa.ErrInvalidInput) || !errors.As(err, &applyErr) || applyErr.Target.Name != "bad" {
+				t.Fatalf("Flush error %v, want ErrInvalidInput for the bad entry", err)
+			}
+			for _, w := range append(tc.want, applyErr.Target.String()) {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("Flush error %q does not mention %q", err, w)
+				}
+			}
+			if n := applies.count("bad"); n != 0 {
+				t.Fatalf("%d applies sent for the refused entry, want none", n)
+			}
+			if p := b.Pending(); len(p) != 1 || p[0].Name != "bad" {
+				t.Fatalf("pending %v, want the refused entry only", p)
+			}
+			if got := widget(t, c, "good").Status.Phase; got != "On" || applies.count("good") != 1 {
+				t.Fatalf("good entry: phase %q after %d applies, want On after 1", got, applies.count("good"))
+			}
+		})
+	}
+}
+
+// A kind nothing knows is refused when queued, not at Flush.
+func TestUnknownKindIsRefusedWhenQueued(t *testing.T) {
+	a, c, applies := countingFixture(t, "good")
+	b := batcher.New(a)
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "nope.example.com", Version: "v1", Kind: "Sprocket"})
+	u.SetNamespace("ns")
+	u.SetName("s1")
+	err := batcher.Status(b, u, "m", func(ac, _ *unstructured.Unstructured) error {
+		return unstructured.SetNestedField(ac.Object, "On", "status", "phase")
+	})
+	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "unknown kind") || !strings.Contains(err.Error(), "ns/s1") {
+		t.Fatalf("error %v, want ErrInvalidInput naming the unknown kind and the object", err)
+	}
+	if p := b.Pending(); len(p) != 0 {
+		t.Fatalf("pending %v, want nothing queued", p)
+	}
+	if err := batcher.Status(b, widget(t, c, "good"), "m", setPhase("On")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := applies.count("good"); n != 1 {
+		t.Fatalf("%d applies for the valid entry, want 1", n)
+	}
+}
+
+// A field manager the API server would refuse is refused when queued.
+func TestBadFieldManagerIsRefusedWhenQueued(t *testing.T) {
+	a, c, _ := countingFixture(t, "w")
+	b := batcher.New(a)
+	for _, m := range []string{"bad\tmanager", "bad\nmanager", "bad\x00manager", strings.Repeat("m", 129)} {
+		err := batcher.Status(b, widget(t, c, "w"), m, setPhase("On"))
+		if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "fieldManager") || !strings.Contains(err.Error(), "ns/w") {
+			t.Fatalf("manager %q: error %v, want ErrInvalidInput about fieldManager, naming the object", m, err)
+		}
+	}
+	if p := b.Pending(); len(p) != 0 {
+		t.Fatalf("pending %v, want nothing queued", p)
+	}
+}

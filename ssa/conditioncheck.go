@@ -1,0 +1,133 @@
+package ssa
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// conditionsPath is where conditions live; errors name fields under it.
+var conditionsPath = field.NewPath("status", "conditions")
+
+// validateCondition is the one check of a metav1.Condition, shared by
+// SetCondition and by the check of every intent at Apply, so that both refuse
+// exactly what the API server refuses: the rules are apimachinery's own
+// (metav1validation.ValidateCondition), not a copy. readErrs are the fields
+// that could not be read at all (a wrong type, an unparsable time); they
+// replace what the rules would say about the same fields, which would only be
+// "Required" for a value that is there. Errors wrap ErrInvalidInput and name
+// the condition type and the field.
+func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
+	errs := readErrs
+	for _, e := range metav1validation.ValidateCondition(cond, conditionsPath.Key(cond.Type)) {
+		if !hasErrorAt(readErrs, e.Field) {
+			errs = append(errs, e)
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: condition %q: %w", ErrInvalidInput, cond.Type, errs.ToAggregate())
+}
+
+func hasErrorAt(errs field.ErrorList, path string) bool {
+	for _, e := range errs {
+		if e.Field == path {
+			return true
+		}
+	}
+	return false
+}
+
+// validateConditionItems checks items, the status.conditions of an intent in
+// unstructured content, whatever wrote them (SetCondition, an Edit through
+// meta.SetStatusCondition, a Mutator filling the apply configuration by hand,
+// an unstructured intent): a bad condition would make the API server refuse
+// the whole apply with a 422. It only applies to kinds whose conditions are
+// metav1.Condition (see conditionsShape). Each item is read straight from the
+// map into a metav1.Condition, without a JSON round trip, because this runs on
+// every apply. Two items of one type are refused too, as the API server's
+// metav1validation.ValidateConditions does. Errors wrap ErrInvalidInput.
+func validateConditionItems(items any) error {
+	list, ok := items.([]any)
+	if !ok {
+		return invalidf("%s: must be a list, not %T", conditionsPath, items)
+	}
+	var errs []error
+	seen := make(map[string]struct{}, len(list))
+	for i, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			errs = append(errs, invalidf("%s: must be an object, not %T", conditionsPath.Index(i), item))
+			continue
+		}
+		cond, readErrs := conditionFrom(m)
+		if _, dup := seen[cond.Type]; dup {
+			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
+		}
+		seen[cond.Type] = struct{}{}
+		if err := validateCondition(cond, readErrs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// conditionFrom reads a condition from unstructured content. A field of the
+// wrong type, or a lastTransitionTime that is not RFC 3339 (the format
+// metav1.Time decodes), is reported in errs and left zero.
+func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorList) {
+	typ, typeOK := m["type"].(string)
+	at := conditionsPath.Key(typ)
+	if v := m["type"]; v != nil && !typeOK {
+		errs = append(errs, field.Invalid(at.Child("type"), v, "must be a string"))
+	}
+	cond.Type = typ
+	str := func(name string) string {
+		v := m[name]
+		s, ok := v.(string)
+		if v != nil && !ok {
+			errs = append(errs, field.Invalid(at.Child(name), v, "must be a string"))
+		}
+		return s
+	}
+	cond.Status = metav1.ConditionStatus(str("status"))
+	cond.Reason = str("reason")
+	cond.Message = str("message")
+	if _, has := m["message"]; !has {
+		// metav1.Condition requires the field (its schema says so) although
+		// ValidateCondition accepts an empty message: "" is fine, absent is not.
+		errs = append(errs, field.Required(at.Child("message"), ""))
+	}
+	switch v := m["observedGeneration"].(type) {
+	case nil:
+	case int64:
+		cond.ObservedGeneration = v
+	case int:
+		cond.ObservedGeneration = int64(v)
+	case int32:
+		cond.ObservedGeneration = int64(v)
+	case float64:
+		if v != math.Trunc(v) || math.Abs(v) > math.MaxInt64 {
+			errs = append(errs, field.Invalid(at.Child("observedGeneration"), v, "must be an integer"))
+			break
+		}
+		cond.ObservedGeneration = int64(v)
+	default:
+		errs = append(errs, field.Invalid(at.Child("observedGeneration"), v, "must be an integer"))
+	}
+	if s := str("lastTransitionTime"); s != "" {
+		t, err := time.Parse(time.RFC3339, s)
+		if err != nil {
+			errs = append(errs, field.Invalid(at.Child("lastTransitionTime"), s, "must be an RFC 3339 time"))
+		} else {
+			cond.LastTransitionTime = metav1.NewTime(t)
+		}
+	}
+	return cond, errs
+}

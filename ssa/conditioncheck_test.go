@@ -1,0 +1,201 @@
+package ssa
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	clientgoac "k8s.io/client-go/applyconfigurations"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+)
+
+const goodTime = "2026-01-02T03:04:05Z"
+
+// condition is a valid condition in unstructured content, with fields
+// replaced (or removed, for a nil value) by with.
+func condition(condType string, with map[string]any) map[string]any {
+	c := map[string]any{"type": condType, "status": "True", "reason": "Up", "message": "up",
+		"lastTransitionTime": goodTime, "observedGeneration": int64(3)}
+	for k, v := range with {
+		if v == nil {
+			delete(c, k)
+			continue
+		}
+		c[k] = v
+	}
+	return c
+}
+
+func TestValidateConditionItems(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		items any
+		want  []string // substrings of the error; none for valid
+	}{
+		{"valid", []any{condition("Ready", nil), condition("example.com/Synced", nil)}, nil},
+		{"no conditions", []any{}, nil},
+		{"empty message", []any{condition("Ready", map[string]any{"message": ""})}, nil},
+		{"no observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": nil})}, nil},
+		{"integral float observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": 4.0})}, nil},
+		{"fractional seconds", []any{condition("Ready", map[string]any{"lastTransitionTime": "2026-01-02T03:04:05.5+02:00"})}, nil},
+		{"bad type", []any{condition("bad type!", nil)},
+			[]string{`condition "bad type!"`, "status.conditions[bad type!].type: Invalid value"}},
+		{"no type", []any{condition("Ready", map[string]any{"type": nil})},
+			[]string{`condition ""`, "status.conditions[].type: Required value"}},
+		{"bad reason", []any{condition("Ready", map[string]any{"reason": "bad reason!"})},
+			[]string{`condition "Ready"`, "status.conditions[Ready].reason: Invalid value"}},
+		{"no reason", []any{condition("Ready", map[string]any{"reason": nil})},
+			[]string{"status.conditions[Ready].reason: Required value"}},
+		{"status Maybe", []any{condition("Ready", map[string]any{"status": "Maybe"})},
+			[]string{"status.conditions[Ready].status: Unsupported value: \"Maybe\""}},
+		{"no lastTransitionTime", []any{condition("Ready", map[string]any{"lastTransitionTime": nil})},
+			[]string{"status.conditions[Ready].lastTransitionTime: Required value"}},
+		{"unparsable lastTransitionTime", []any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})},
+			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: \"yesterday\": must be an RFC 3339 time"}},
+		{"lastTransitionTime of the wrong type", []any{condition("Ready", map[string]any{"lastTransitionTime": int64(5)})},
+			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: 5: must be a string"}},
+		{"negative observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": int64(-1)})},
+			[]string{"status.conditions[Ready].observedGeneration: Invalid value: -1"}},
+		{"fractional observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": 1.5})},
+			[]string{"status.conditions[Ready].observedGeneration: Invalid value: 1.5: must be an integer"}},
+		{"observedGeneration of the wrong type", []any{condition("Ready", map[string]any{"observedGeneration": "3"})},
+			[]string{"status.conditions[Ready].observedGeneration", "must be an integer"}},
+		{"reason of the wrong type", []any{condition("Ready", map[string]any{"reason": true})},
+			[]string{"status.conditions[Ready].reason: Invalid value: true: must be a string"}},
+		{"type of the wrong type", []any{condition("Ready", map[string]any{"type": int64(1)})},
+			[]string{"status.conditions[].type: Invalid value: 1: must be a string"}},
+		{"no message", []any{condition("Ready", map[string]any{"message": nil})},
+			[]string{"status.conditions[Ready].message: Required value"}},
+		{"message too long", []any{condition("Ready", map[string]any{"message": strings.Repeat("x", 32769)})},
+			[]string{"status.conditions[Ready].message: Too long"}},
+		{"duplicate type", []any{condition("Ready", nil), condition("Ready", map[string]any{"status": "False"})},
+			[]string{"status.conditions[Ready]: Duplicate value"}},
+		{"item not an object", []any{"Ready"}, []string{"status.conditions[0]: must be an object"}},
+		{"not a list", map[string]any{"Ready": "True"}, []string{"status.conditions: must be a list"}},
+		{"one bad among good ones", []any{condition("Ready", nil), condition("Synced", map[string]any{"status": "Maybe"})},
+			[]string{`condition "Synced"`, "status.conditions[Synced].status"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := validateConditionItems(tc.items)
+			if len(tc.want) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidInput) {
+				t.Fatalf("error %v, want ErrInvalidInput", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Fatalf("error %q does not mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// A field that could not be read is reported once, as what it is, and not
+// also as missing.
+func TestValidateConditionItemsReportsUnreadableFieldsOnce(t *testing.T) {
+	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})})
+	if err == nil || strings.Contains(err.Error(), "Required") {
+		t.Fatalf("error %v, want only the unparsable time", err)
+	}
+}
+
+func widgetConverter(t testing.TB) managedfields.TypeConverter {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return TypeConverters(applyconfiguration.NewTypeConverter(s), clientgoac.NewTypeConverter(s))
+}
+
+func TestConditionsSchemaOf(t *testing.T) {
+	tc := widgetConverter(t)
+	group := v1alpha1.SchemeGroupVersion
+	for _, c := range []struct {
+		name string
+		gvk  schema.GroupVersionKind
+		want conditionsSchema
+	}{
+		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true}},
+		{"Gadget: an atomic list of metav1.Condition", group.WithKind("Gadget"), conditionsSchema{atomic: true, metav1: true}},
+		{"Pod: conditions of their own shape", corev1.SchemeGroupVersion.WithKind("Pod"), conditionsSchema{}},
+		{"Deployment: conditions of their own shape", appsv1.SchemeGroupVersion.WithKind("Deployment"), conditionsSchema{}},
+		{"ConfigMap: no status", corev1.SchemeGroupVersion.WithKind("ConfigMap"), conditionsSchema{}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{}}
+			u.SetGroupVersionKind(c.gvk)
+			tv, err := tc.ObjectToTyped(u)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := conditionsSchemaOf(tv); got != c.want {
+				t.Fatalf("got %+v, want %+v", got, c.want)
+			}
+		})
+	}
+	t.Run("no schema (deduced)", func(t *testing.T) {
+		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{condition("Ready", nil)}}}}
+		u.SetGroupVersionKind(group.WithKind("Widget"))
+		tv, err := typed.DeducedParseableType.FromUnstructured(u.Object)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := conditionsSchemaOf(tv); got != (conditionsSchema{}) {
+			t.Fatalf("got %+v, want nothing known", got)
+		}
+	})
+}
+
+func TestHasSchema(t *testing.T) {
+	tc := widgetConverter(t)
+	for gvk, want := range map[schema.GroupVersionKind]bool{
+		v1alpha1.SchemeGroupVersion.WithKind("Widget"):                            true,
+		corev1.SchemeGroupVersion.WithKind("Pod"):                                 true,
+		v1alpha1.SchemeGroupVersion.WithKind("Sprocket"):                          false,
+		{Group: "nope.example.com", Version: "v1", Kind: "Thing"}:                 false,
+		{Group: v1alpha1.SchemeGroupVersion.Group, Version: "v9", Kind: "Widget"}: false,
+	} {
+		if got := hasSchema(tc, gvk); got != want {
+			t.Errorf("hasSchema(%s) = %v, want %v", gvk, got, want)
+		}
+	}
+}
+
+// BenchmarkValidateConditionItems measures the check every Apply of a kind
+// with metav1 conditions now pays.
+func BenchmarkValidateConditionItems(b *testing.B) {
+	for _, n := range []int{1, 20} {
+		items := make([]any, n)
+		for i := range items {
+			items[i] = condition(fmt.Sprintf("Condition%d", i), nil)
+		}
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := validateConditionItems(items); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
