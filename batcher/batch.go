@@ -3,6 +3,7 @@ package batcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"sync"
 
@@ -35,12 +36,10 @@ type Batch struct {
 
 // object is one observed object and its queued entries, in queue order.
 type object struct {
-	observed *unstructured.Unstructured
-	// typed is a copy of the typed object observed was made from, while
-	// observed is still that first observation: mutators get copies of it,
-	// which is cheaper than converting observed back.
-	typed   client.Object
-	entries []*entry
+	// observed is a copy of the object first queued, in its own Go type,
+	// then the API server's response to each apply (of the same type).
+	observed client.Object
+	entries  []*entry
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -81,14 +80,14 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	id := t.Object()
 	o := b.objects[id]
 	if o == nil {
-		observed, err := b.applier.Observe(obj, t.GVK)
-		if err != nil {
-			return err
+		observed, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
+		}
+		if u, isUnstructured := observed.(*unstructured.Unstructured); isUnstructured {
+			u.SetGroupVersionKind(t.GVK)
 		}
 		o = &object{observed: observed}
-		if _, isUnstructured := obj.(*unstructured.Unstructured); !isUnstructured {
-			o.typed, _ = obj.DeepCopyObject().(client.Object)
-		}
 		b.objects[id] = o
 		b.order = append(b.order, id)
 	}
@@ -146,7 +145,7 @@ func (b *Batch) Flush(ctx context.Context) error {
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, observed: o.observed, typed: o.typed}
+		w := flushWork{object: o, observed: o.observed}
 		for _, e := range sendOrder(o.entries) {
 			w.entries = append(w.entries, entryWork{entry: e, contribs: append([]contribution(nil), e.contribs...)})
 		}
@@ -172,8 +171,7 @@ func (b *Batch) Flush(ctx context.Context) error {
 
 type flushWork struct {
 	object   *object
-	observed *unstructured.Unstructured
-	typed    client.Object
+	observed client.Object
 	entries  []entryWork
 }
 
@@ -193,11 +191,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
 			continue
 		}
-		first := observedAs{unstructured: observed}
-		if observed == w.observed {
-			first.typed = w.typed
-		}
-		res, err := b.applier.Apply(ctx, t, observed, buildFunc(t, b.applier.TypeConverter(), first, ew.contribs), applyOptions(ew.contribs))
+		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), applyOptions(ew.contribs))
 		if b.onResult != nil {
 			b.onResult(t, res, err)
 		}
@@ -205,9 +199,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			observed = res.Object
 		}
 		b.mu.Lock()
-		if w.object.observed != observed {
-			w.object.observed, w.object.typed = observed, nil
-		}
+		w.object.observed = observed
 		if err == nil {
 			ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
 		}

@@ -6,6 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,14 +89,12 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	return b.add(t, obj, c)
 }
 
-// contribution is one queued mutator with the conversions between the
-// entry's unstructured intent and the types the mutator works on.
+// contribution is one queued mutator or edit. Its two types say everything
+// about the conversions it needs: the apply configuration type its mutator
+// edits, and the object type it observes.
 type contribution struct {
-	acType      reflect.Type
+	acType      reflect.Type // nil for Edits
 	observedTyp reflect.Type
-	toAC        func(intent *unstructured.Unstructured) (any, error)
-	fromAC      func(ac any) (map[string]any, error)
-	toObserved  func(observed *unstructured.Unstructured) (any, error)
 	mutate      func(ac, observed any) error
 	edit        func(obj any) error // set for Edits, which change a copy of the object instead
 	guarded     bool
@@ -113,12 +112,7 @@ func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contributi
 	return contribution{
 		acType:      acType,
 		observedTyp: reflect.TypeFor[O](),
-		toAC:        func(intent *unstructured.Unstructured) (any, error) { return newFromContent(acType, intent) },
-		fromAC:      toContent,
-		toObserved: func(observed *unstructured.Unstructured) (any, error) {
-			return newFromContent(reflect.TypeFor[O](), observed)
-		},
-		mutate: func(ac, observed any) error { return mutate(ac.(AC), observed.(O)) },
+		mutate:      func(ac, observed any) error { return mutate(ac.(AC), observed.(O)) },
 	}, nil
 }
 
@@ -143,22 +137,74 @@ func toContent(v any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 }
 
-// buildFunc runs contribs in queue order on t's intent. Consecutive
-// contributions on the same apply configuration type share one conversion, and
-// each observed type is converted once. Edits are turned into changes of the
-// intent by an editor, with tc comparing the objects.
-func buildFunc(t ssa.Target, tc managedfields.TypeConverter, known observedAs, contribs []contribution) ssa.BuildFunc {
-	return func(intent, observed *unstructured.Unstructured) error {
+// observedAs returns observed as a value of typ, the type a mutator or edit
+// takes: observed itself when it already is one (mutators must not modify
+// it), else a conversion.
+func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersionKind) (any, error) {
+	if reflect.TypeOf(observed) == typ {
+		return observed, nil
+	}
+	content, err := toContent(observed)
+	if err != nil {
+		return nil, fmt.Errorf("converting the observed object: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	return newFromContent(typ, u)
+}
+
+// build returns how to build t's intent from contribs, run in queue order.
+// An entry made of Mutators of one apply configuration type (not
+// unstructured) also gets a typed build, which keeps the intent in that type
+// throughout.
+func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.Build {
+	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
+	first := contribs[0]
+	if first.acType == nil || first.acType == unstructuredType {
+		return b
+	}
+	for _, c := range contribs[1:] {
+		if c.acType != first.acType {
+			return b
+		}
+	}
+	b.Typed = &ssa.TypedBuild{Type: first.acType, Mutate: func(ac any, observed client.Object) error {
+		converted := map[reflect.Type]any{}
+		for i, c := range contribs {
+			obs, ok := converted[c.observedTyp]
+			if !ok {
+				var err error
+				if obs, err = observedAs(observed, c.observedTyp, t.GVK); err != nil {
+					return err
+				}
+				converted[c.observedTyp] = obs
+			}
+			if err := c.mutate(ac, obs); err != nil {
+				return fmt.Errorf("mutator %d of %d: %w", i+1, len(contribs), err)
+			}
+		}
+		return nil
+	}}
+	return b
+}
+
+// buildFunc runs contribs in queue order on t's intent as unstructured
+// content. Consecutive contributions on the same apply configuration type
+// share one conversion, and each observed type is converted once. Edits are
+// turned into changes of the intent by an editor, with tc comparing the
+// objects.
+func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
+	return func(intent *unstructured.Unstructured, observed client.Object) error {
 		var (
 			ac      any
 			current *contribution
 		)
-		edits := &editor{target: t, tc: tc, observed: observed, known: known, working: map[reflect.Type]any{}}
+		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
 		settle := func() error {
 			if current == nil {
 				return nil
 			}
-			content, err := current.fromAC(ac)
+			content, err := toContent(ac)
 			if err != nil {
 				return err
 			}
@@ -188,7 +234,7 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, known observedAs, c
 					return err
 				}
 				var err error
-				if ac, err = c.toAC(intent); err != nil {
+				if ac, err = newFromContent(c.acType, intent); err != nil {
 					return err
 				}
 				current = c
@@ -196,7 +242,7 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, known observedAs, c
 			obs, ok := converted[c.observedTyp]
 			if !ok {
 				var err error
-				if obs, err = known.as(c, observed); err != nil {
+				if obs, err = observedAs(observed, c.observedTyp, t.GVK); err != nil {
 					return err
 				}
 				converted[c.observedTyp] = obs
@@ -207,24 +253,6 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, known observedAs, c
 		}
 		return settle()
 	}
-}
-
-// observedAs is an observation in the forms the batch already has: the
-// unstructured one Apply takes and, while it is still the first observation,
-// the typed object it was made from.
-type observedAs struct {
-	unstructured *unstructured.Unstructured
-	typed        client.Object
-}
-
-// as returns observed as the type c's mutator takes: a copy of the typed
-// object when observed is still the one it was made from (Apply passes another
-// after a re-read), else a conversion.
-func (k observedAs) as(c *contribution, observed *unstructured.Unstructured) (any, error) {
-	if k.typed != nil && observed == k.unstructured && reflect.TypeOf(k.typed) == c.observedTyp {
-		return k.typed.DeepCopyObject(), nil
-	}
-	return c.toObserved(observed)
 }
 
 // applyOptions derives an entry's apply options from its contributions.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -61,10 +62,7 @@ func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manag
 		}
 		return contribution{
 			observedTyp: reflect.TypeFor[O](),
-			toObserved: func(observed *unstructured.Unstructured) (any, error) {
-				return newFromContent(reflect.TypeFor[O](), observed)
-			},
-			edit: func(obj any) error { return edit(obj.(O)) },
+			edit:        func(obj any) error { return edit(obj.(O)) },
 		}, nil
 	})
 }
@@ -74,9 +72,8 @@ func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manag
 type editor struct {
 	target   ssa.Target
 	tc       managedfields.TypeConverter
-	observed *unstructured.Unstructured
-	known    observedAs
-	working  map[reflect.Type]any
+	observed client.Object
+	working  map[reflect.Type]client.Object
 }
 
 // apply runs a run of edits of one object type, in order, on the working
@@ -84,24 +81,39 @@ type editor struct {
 // place the run among the entry's contributions, for error messages.
 func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) error {
 	c := &run[0]
-	obj, ok := e.working[c.observedTyp]
+	work, ok := e.working[c.observedTyp]
 	if !ok {
-		var err error
-		if obj, err = e.known.as(c, e.observed); err != nil {
+		obs, err := observedAs(e.observed, c.observedTyp, e.target.GVK)
+		if err != nil {
 			return err
 		}
-		e.working[c.observedTyp] = obj
+		// The working copy is the editor's own, because edits change it: a
+		// conversion already is, the observed object itself is copied.
+		work, _ = obs.(client.Object)
+		if obs == any(e.observed) {
+			work, _ = e.observed.DeepCopyObject().(client.Object)
+		}
+		if work == nil {
+			return fmt.Errorf("%v is not a client.Object", c.observedTyp)
+		}
+		e.working[c.observedTyp] = work
 	}
-	before, err := e.typed(obj)
-	if err != nil {
-		return err
-	}
+	pristine, _ := work.DeepCopyObject().(client.Object)
 	for i := range run {
-		if err := run[i].edit(obj); err != nil {
+		if err := run[i].edit(work); err != nil {
 			return fmt.Errorf("edit %d of %d: %w", first+i+1, total, err)
 		}
 	}
-	after, err := e.typed(obj)
+	if reflect.DeepEqual(work, pristine) {
+		// Nothing changed: nothing to claim or release, and no comparison
+		// of the schema-typed objects to pay for.
+		return nil
+	}
+	before, err := e.typed(pristine)
+	if err != nil {
+		return err
+	}
+	after, err := e.typed(work)
 	if err != nil {
 		return err
 	}
@@ -135,14 +147,20 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return nil
 }
 
-// typed converts a working object to a typed value of its kind.
-func (e *editor) typed(obj any) (*typed.TypedValue, error) {
+// typed converts a working object, without its managedFields (no manager
+// owns them, and they cost more to type than the rest of the object), to a
+// typed value of its kind that does not follow later edits.
+func (e *editor) typed(obj client.Object) (*typed.TypedValue, error) {
 	var content map[string]any
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content = u.DeepCopy().Object // the typed value must not follow later edits
+		content = runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object)
 	} else {
+		mfs := obj.GetManagedFields()
+		obj.SetManagedFields(nil)
 		var err error
-		if content, err = toContent(obj); err != nil {
+		content, err = toContent(obj)
+		obj.SetManagedFields(mfs)
+		if err != nil {
 			return nil, err
 		}
 	}

@@ -53,11 +53,9 @@ func countingFixture(t *testing.T, names ...string) (*ssa.Applier, client.Client
 	applies := &appliesByName{n: map[string]int{}}
 	c := interceptor.NewClient(builder.Build(), interceptor.Funcs{
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			if named, ok := obj.(interface{ GetName() string }); ok {
-				applies.mu.Lock()
-				applies.n[named.GetName()]++
-				applies.mu.Unlock()
-			}
+			applies.mu.Lock()
+			applies.n[appliedName(obj)]++
+			applies.mu.Unlock()
 			return c.SubResource(sub).Apply(ctx, obj, opts...)
 		},
 	})

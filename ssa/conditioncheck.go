@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/utils/ptr"
 )
 
 // conditionsPath is where conditions live; errors name fields under it.
@@ -53,7 +56,7 @@ func hasErrorAt(errs field.ErrorList, path string) bool {
 // map into a metav1.Condition, without a JSON round trip, because this runs on
 // every apply. Two items of one type are refused too, as the API server's
 // metav1validation.ValidateConditions does. Errors wrap ErrInvalidInput.
-func validateConditionItems(items any) error {
+func validateConditionItems(items any, memo *validNames) error {
 	list, ok := items.([]any)
 	if !ok {
 		return invalidf("%s: must be a list, not %T", conditionsPath, items)
@@ -71,12 +74,111 @@ func validateConditionItems(items any) error {
 			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
 		}
 		seen[cond.Type] = struct{}{}
-		if err := validateCondition(cond, readErrs); err != nil {
+		if err := memo.check(cond, readErrs); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// validateACConditions is validateConditionItems for the conditions of a
+// typed apply configuration.
+func validateACConditions(conds []metav1ac.ConditionApplyConfiguration, memo *validNames) error {
+	var errs []error
+	seen := make(map[string]struct{}, len(conds))
+	for i := range conds {
+		cond, readErrs := conditionFromAC(&conds[i])
+		if _, dup := seen[cond.Type]; dup {
+			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
+		}
+		seen[cond.Type] = struct{}{}
+		if err := memo.check(cond, readErrs); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// conditionFromAC reads a condition apply configuration; a missing message is
+// reported as conditionFrom reports it.
+func conditionFromAC(c *metav1ac.ConditionApplyConfiguration) (cond metav1.Condition, errs field.ErrorList) {
+	cond.Type = ptr.Deref(c.Type, "")
+	cond.Status = ptr.Deref(c.Status, "")
+	cond.Reason = ptr.Deref(c.Reason, "")
+	cond.ObservedGeneration = ptr.Deref(c.ObservedGeneration, 0)
+	if c.LastTransitionTime != nil {
+		cond.LastTransitionTime = *c.LastTransitionTime
+	}
+	if c.Message == nil {
+		errs = append(errs, field.Required(conditionsPath.Key(cond.Type).Child("message"), ""))
+	} else {
+		cond.Message = *c.Message
+	}
+	return cond, errs
+}
+
+// maxValidNames bounds validNames: condition types and reasons are a small,
+// fixed vocabulary in a controller; past the bound every check runs in full.
+const maxValidNames = 4096
+
+// validNames remembers the condition types and reasons that passed
+// validation. Whether a type or a reason is valid depends on the string
+// alone, so a condition whose type and reason passed before, and whose other
+// fields pass their plain checks below, passes ValidateCondition: the regular
+// expressions, most of its cost, run once per string instead of once per
+// condition and apply. Safe for concurrent use.
+type validNames struct {
+	mu    sync.RWMutex
+	names map[string]struct{}
+}
+
+// check validates cond as validateCondition does, through the memo.
+func (v *validNames) check(cond metav1.Condition, readErrs field.ErrorList) error {
+	if v != nil && len(readErrs) == 0 && v.known(cond) {
+		return nil
+	}
+	if err := validateCondition(cond, readErrs); err != nil {
+		return err
+	}
+	v.remember(cond)
+	return nil
+}
+
+// known reports whether cond passes: its type and reason passed before and
+// its other fields pass ValidateCondition's plain checks.
+func (v *validNames) known(cond metav1.Condition) bool {
+	switch cond.Status {
+	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
+	default:
+		return false
+	}
+	if cond.LastTransitionTime.IsZero() || cond.ObservedGeneration < 0 || len(cond.Message) > maxConditionMessage {
+		return false
+	}
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	_, typeOK := v.names["t:"+cond.Type]
+	_, reasonOK := v.names["r:"+cond.Reason]
+	return typeOK && reasonOK
+}
+
+func (v *validNames) remember(cond metav1.Condition) {
+	if v == nil {
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.names == nil {
+		v.names = map[string]struct{}{}
+	}
+	if len(v.names) < maxValidNames-1 {
+		v.names["t:"+cond.Type] = struct{}{}
+		v.names["r:"+cond.Reason] = struct{}{}
+	}
+}
+
+// maxConditionMessage is the longest message metav1validation.ValidateCondition accepts.
+const maxConditionMessage = 32768
 
 // conditionFrom reads a condition from unstructured content. A field of the
 // wrong type, or a lastTransitionTime that is not RFC 3339 (the format

@@ -87,7 +87,15 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{`condition "Synced"`, "status.conditions[Synced].status"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := validateConditionItems(tc.items)
+			// Every case runs without the memo, then twice through one:
+			// remembering what passed must never let anything else pass.
+			memo := &validNames{}
+			err := validateConditionItems(tc.items, nil)
+			for range 2 {
+				if got := validateConditionItems(tc.items, memo); fmt.Sprint(got) != fmt.Sprint(err) {
+					t.Fatalf("through the memo: %v\nwithout it: %v", got, err)
+				}
+			}
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
@@ -109,7 +117,7 @@ func TestValidateConditionItems(t *testing.T) {
 // A field that could not be read is reported once, as what it is, and not
 // also as missing.
 func TestValidateConditionItemsReportsUnreadableFieldsOnce(t *testing.T) {
-	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})})
+	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})}, nil)
 	if err == nil || strings.Contains(err.Error(), "Required") {
 		t.Fatalf("error %v, want only the unparsable time", err)
 	}
@@ -192,7 +200,7 @@ func BenchmarkValidateConditionItems(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := validateConditionItems(items); err != nil {
+				if err := validateConditionItems(items, &validNames{}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -19,30 +19,28 @@ import (
 // unstructured. Callers must first make sure observed carries managedFields
 // (see ownership.HasManagedFields): without them every manager owns nothing.
 func Owned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
-	tv, err := typedContent(tc, observed)
-	if err != nil {
-		return nil, false, err
-	}
-	return ownedIn(tv, observed, manager, sub)
-}
-
-// typedContent converts observed to a typed value of its kind, leaving out
-// metadata.managedFields: no manager owns them, and converting them costs more
-// than the rest of a typical object.
-func typedContent(tc managedfields.TypeConverter, observed *unstructured.Unstructured) (*typed.TypedValue, error) {
-	return tc.ObjectToTyped(ownership.WithoutManagedFields(observed), typed.AllowDuplicates)
-}
-
-// ownedIn is Owned for an observed object already converted to tv.
-func ownedIn(tv *typed.TypedValue, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
-	set, found, err := ownership.AppliedFields(observed, manager, string(sub))
-	if err != nil || !found || set.Empty() {
+	raw, found, err := appliedEntry(observed, manager, sub)
+	if err != nil || !found {
 		return map[string]any{}, found, err
 	}
-	u := tv.ExtractItems(set.Leaves()).AsValue().Unstructured()
-	m, ok := u.(map[string]any)
-	if !ok {
-		return nil, false, fmt.Errorf("the fields of %q are a %T, not an object", manager, u)
+	m, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw)
+	return m, err == nil, err
+}
+
+// extractFrom reads, from observed (without managedFields), the values of the
+// fields in raw, one managedFields entry's fieldsV1.
+func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstructured, raw []byte) (map[string]any, error) {
+	set, err := decodeFieldSet(raw)
+	if err != nil || set.Empty() {
+		return map[string]any{}, err
 	}
-	return m, true, nil
+	tv, err := tc.ObjectToTyped(observed, typed.AllowDuplicates)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := tv.ExtractItems(set.Leaves()).AsValue().Unstructured().(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the owned fields are a %T, not an object", tv.AsValue().Unstructured())
+	}
+	return m, nil
 }

@@ -24,6 +24,8 @@ type config struct {
 	registerer prometheus.Registerer
 	policies   map[string]conflicts.Policy
 	recorder   conflicts.EventRecorder
+	// ownedCacheSize bounds what the Applier remembers of what managers own.
+	ownedCacheSize int
 }
 
 func defaultConfig(c client.Client) config {
@@ -36,7 +38,8 @@ func defaultConfig(c client.Client) config {
 			Factor:   2,
 			Jitter:   0.2,
 		},
-		registerer: ctrlmetrics.Registry,
+		registerer:     ctrlmetrics.Registry,
+		ownedCacheSize: DefaultOwnedCacheSize,
 	}
 }
 
@@ -81,3 +84,10 @@ func WithEventRecorder(r conflicts.EventRecorder) Option { return func(c *config
 // WithRegisterer registers the Applier's Prometheus counters with r instead of
 // controller-runtime's metrics registry; nil disables registration.
 func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
+
+// WithOwnedCacheSize bounds how many (object, field manager, subresource)
+// states the Applier remembers of what each manager owns, least recently used
+// first out (see DefaultOwnedCacheSize). A remembered state spares reading the
+// manager's fields from managedFields on the next apply; 0 turns remembering
+// off, so every apply reads them.
+func WithOwnedCacheSize(n int) Option { return func(c *config) { c.ownedCacheSize = max(n, 0) } }

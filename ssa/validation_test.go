@@ -67,7 +67,7 @@ func countingApplier(t *testing.T) (*ssa.Applier, client.Client, *atomic.Int32) 
 	return a, c, &applies
 }
 
-func observe(t *testing.T, a *ssa.Applier, c client.Client, obj client.Object) (*unstructured.Unstructured, ssa.Target) {
+func observe(t *testing.T, a *ssa.Applier, c client.Client, obj client.Object) (client.Object, ssa.Target) {
 	t.Helper()
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
@@ -76,23 +76,19 @@ func observe(t *testing.T, a *ssa.Applier, c client.Client, obj client.Object) (
 	if err != nil {
 		t.Fatal(err)
 	}
-	u, err := a.Observe(obj, gvk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u, ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: ssa.StatusSubresource, Manager: "m"}
+	return obj, ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: ssa.StatusSubresource, Manager: "m"}
 }
 
 // setConditions is a BuildFunc writing conditions straight into the intent's
 // unstructured content, as an unstructured Mutator would.
-func setConditions(conds ...map[string]any) ssa.BuildFunc {
-	return func(intent, _ *unstructured.Unstructured) error {
+func setConditions(conds ...map[string]any) ssa.Build {
+	return ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
 		items := make([]any, len(conds))
 		for i, c := range conds {
 			items[i] = c
 		}
 		return unstructured.SetNestedSlice(intent.Object, items, "status", "conditions")
-	}
+	}}
 }
 
 func cond(condType, status, reason string, withTime bool) map[string]any {

@@ -24,6 +24,12 @@ func newApplier(opts ...ssa.Option) (*ssa.Applier, client.Client, *testenv.Reque
 	return a, c, requests
 }
 
+// newApplierCounted is newApplier for specs that only need the request counts.
+func newApplierCounted(opts ...ssa.Option) (*ssa.Applier, *testenv.Requests) {
+	a, _, requests := newApplier(append([]ssa.Option{ssa.WithRegisterer(nil)}, opts...)...)
+	return a, requests
+}
+
 // createWidget creates a Widget and returns it as read back from the server.
 func createWidget(ctx context.Context, ns, name string) *v1alpha1.Widget {
 	w, err := widgets.Create(ctx, env.Client, ns, name)

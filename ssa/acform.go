@@ -1,0 +1,246 @@
+package ssa
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+)
+
+// This file handles apply configurations in their own Go types (generated
+// ones such as *WidgetApplyConfiguration, or client-go's), so that a typed
+// entry never leaves the form its mutators edit: it is copied, compared and
+// encoded as it is, without a detour through unstructured content.
+
+// acIdentity is what every generated apply configuration tells about the
+// object it names.
+type acIdentity interface {
+	GetName() *string
+	GetNamespace() *string
+	GetKind() *string
+	GetAPIVersion() *string
+}
+
+// acLayout is where, in one apply configuration type, the object metadata and
+// the status conditions live; found once per type by reflection.
+type acLayout struct {
+	// meta is the index path of the embedded *ObjectMetaApplyConfiguration.
+	meta []int
+	// conditions is the index path of Status.Conditions when it is a list of
+	// metav1 ConditionApplyConfiguration; nil otherwise.
+	conditions []int
+}
+
+var (
+	objectMetaACType = reflect.TypeFor[*metav1ac.ObjectMetaApplyConfiguration]()
+	conditionsACType = reflect.TypeFor[[]metav1ac.ConditionApplyConfiguration]()
+)
+
+// layouts caches acLayout per apply configuration type. Types are a closed,
+// small set in a process, so the cache needs no bound.
+type layouts struct{ m sync.Map }
+
+// of returns typ's layout; ok is false when typ is not a pointer to a struct
+// with embedded object metadata, which the typed path needs.
+func (l *layouts) of(typ reflect.Type) (acLayout, bool) {
+	if v, ok := l.m.Load(typ); ok {
+		lay, _ := v.(*acLayout)
+		return derefLayout(lay)
+	}
+	lay := findLayout(typ)
+	l.m.Store(typ, lay)
+	return derefLayout(lay)
+}
+
+func derefLayout(l *acLayout) (acLayout, bool) {
+	if l == nil {
+		return acLayout{}, false
+	}
+	return *l, true
+}
+
+func findLayout(typ reflect.Type) *acLayout {
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	st := typ.Elem()
+	lay := &acLayout{}
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Anonymous && f.Type == objectMetaACType {
+			lay.meta = []int{i}
+		}
+		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
+			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
+				lay.conditions = []int{i, c.Index[0]}
+			}
+		}
+	}
+	if lay.meta == nil {
+		return nil
+	}
+	return lay
+}
+
+// objectMeta returns ac's object metadata, allocating it when asked to.
+func (lay acLayout) objectMeta(ac any, create bool) *metav1ac.ObjectMetaApplyConfiguration {
+	f := reflect.ValueOf(ac).Elem().FieldByIndex(lay.meta)
+	if f.IsNil() {
+		if !create {
+			return nil
+		}
+		f.Set(reflect.ValueOf(&metav1ac.ObjectMetaApplyConfiguration{}))
+	}
+	m, _ := f.Interface().(*metav1ac.ObjectMetaApplyConfiguration)
+	return m
+}
+
+// statusConditions returns ac's status conditions; has is false when the
+// type keeps no metav1 conditions there or the status is not set.
+func (lay acLayout) statusConditions(ac any) (conds []metav1ac.ConditionApplyConfiguration, has bool) {
+	if lay.conditions == nil {
+		return nil, false
+	}
+	status := reflect.ValueOf(ac).Elem().Field(lay.conditions[0])
+	if status.IsNil() {
+		return nil, false
+	}
+	f := status.Elem().Field(lay.conditions[1])
+	if f.IsNil() {
+		return nil, false
+	}
+	conds, _ = f.Interface().([]metav1ac.ConditionApplyConfiguration)
+	return conds, true
+}
+
+// setUID sets the uid the apply carries (see Applier.Apply).
+func (lay acLayout) setUID(ac any, uid types.UID) {
+	if uid != "" {
+		lay.objectMeta(ac, true).UID = &uid
+	}
+}
+
+// checkIdentity refuses an apply configuration that names another object
+// than t's.
+func checkIdentity(t Target, ac any) error {
+	id, ok := ac.(acIdentity)
+	if !ok {
+		return invalidf("%T does not name its object (no GetName/GetKind)", ac)
+	}
+	gv, err := schema.ParseGroupVersion(ptr.Deref(id.GetAPIVersion(), ""))
+	if err != nil {
+		return invalidf("the apply configuration's apiVersion: %v", err)
+	}
+	got := gv.WithKind(ptr.Deref(id.GetKind(), ""))
+	name, ns := ptr.Deref(id.GetName(), ""), ptr.Deref(id.GetNamespace(), "")
+	if got != t.GVK || name != t.Name || ns != t.Namespace {
+		return invalidf("the apply configuration names %s %s/%s, not the object it was queued for", got.Kind, ns, name)
+	}
+	return nil
+}
+
+// newACFrom returns a new apply configuration of type typ holding content,
+// which must name the object.
+func newACFrom(typ reflect.Type, content map[string]any) (any, error) {
+	ac := reflect.New(typ.Elem()).Interface()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac); err != nil {
+		return nil, fmt.Errorf("converting to %v: %w", typ, err)
+	}
+	return ac, nil
+}
+
+// withIdentity returns content (not modified) with apiVersion, kind, name
+// and namespace of t, for converting owned fields to an apply configuration.
+func withIdentity(t Target, content map[string]any) map[string]any {
+	out := make(map[string]any, len(content)+3)
+	for k, v := range content {
+		out[k] = v
+	}
+	u := &unstructured.Unstructured{Object: out}
+	if md, ok := content["metadata"].(map[string]any); ok {
+		copied := make(map[string]any, len(md)+2)
+		for k, v := range md {
+			copied[k] = v
+		}
+		out["metadata"] = copied
+	}
+	u.SetGroupVersionKind(t.GVK)
+	u.SetName(t.Name)
+	if t.Namespace != "" {
+		u.SetNamespace(t.Namespace)
+	}
+	return out
+}
+
+// deepCopyAC copies an apply configuration by reflection: generated apply
+// configurations have no DeepCopy, and a JSON round trip would cost several
+// times more. Structs are copied whole first (unexported fields, such as
+// those of a metav1.Time, are values), then every exported pointer, slice,
+// map and interface below is copied again.
+func deepCopyAC(v any) any {
+	return deepCopyValue(reflect.ValueOf(v)).Interface()
+}
+
+func deepCopyValue(v reflect.Value) reflect.Value {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(deepCopyValue(v.Elem()))
+		return out
+	case reflect.Struct:
+		if v.Type() == timeType {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v)
+		for i := range v.NumField() {
+			if !v.Type().Field(i).IsExported() {
+				continue
+			}
+			switch v.Field(i).Kind() {
+			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Struct:
+				out.Field(i).Set(deepCopyValue(v.Field(i)))
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(deepCopyValue(v.Index(i)))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		iter := v.MapRange()
+		for iter.Next() {
+			out.SetMapIndex(iter.Key(), deepCopyValue(iter.Value()))
+		}
+		return out
+	case reflect.Interface:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.Set(deepCopyValue(v.Elem()))
+		return out
+	}
+	return v
+}
+
+var timeType = reflect.TypeFor[metav1.Time]()

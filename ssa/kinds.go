@@ -1,0 +1,120 @@
+package ssa
+
+import (
+	"fmt"
+	"reflect"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// Identify checks obj and returns its kind. Nil and typed-nil objects,
+// objects without a name and unknown kinds are refused with an error wrapping
+// ErrInvalidInput. A kind is known when the scheme recognises it, a type
+// converter has its schema, or the client's REST mapper maps it; typed objects
+// need the scheme anyway, so the other two only matter for unstructured ones.
+func (a *Applier) Identify(obj client.Object) (schema.GroupVersionKind, error) {
+	if obj == nil {
+		return schema.GroupVersionKind{}, invalidf("nil object")
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return schema.GroupVersionKind{}, invalidf("nil %T", obj)
+	}
+	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)
+	if err != nil {
+		return gvk, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
+	}
+	if gvk.Kind == "" || gvk.Version == "" {
+		return gvk, invalidf("%T has no apiVersion or kind", obj)
+	}
+	if obj.GetName() == "" {
+		return gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
+	}
+	if err := a.knownKind(obj, gvk); err != nil {
+		return gvk, err
+	}
+	return gvk, nil
+}
+
+// knownKind refuses a kind nothing knows when it is queued, rather than at
+// Flush with "no schema" or a failed read, far from the code that queued it.
+// The cheap answers come first; the REST mapper may ask the API server's
+// discovery (not for an object), and only for kinds the others do not know.
+func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) error {
+	if a.cfg.scheme.Recognizes(gvk) || hasSchema(a.tc, gvk) {
+		return nil
+	}
+	if mapper := a.client.RESTMapper(); mapper != nil {
+		_, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err == nil {
+			return nil
+		}
+		if !meta.IsNoMatchError(err) {
+			return fmt.Errorf("checking whether the API server serves %s: %w", gvk, err)
+		}
+	}
+	id := ObjectID{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(obj)}
+	return invalidf("%s: unknown kind %s: the scheme does not recognise it, no type converter has its schema "+
+		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
+		"with WithTypeConverter (a generated applyconfiguration package's NewTypeConverter)", id, gvk)
+}
+
+// kindSchema is what an Applier needs of one kind's schema on every apply,
+// resolved once per kind.
+type kindSchema struct {
+	schema     *smdschema.Schema
+	typeRef    smdschema.TypeRef
+	conditions conditionsSchema
+}
+
+// kindSchemas caches kindSchema per kind; kinds are a small, closed set.
+type kindSchemas struct {
+	mu    sync.Mutex
+	kinds map[schema.GroupVersionKind]*kindSchema
+}
+
+// schemaOf returns the schema of gvk from the Applier's type converters.
+func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
+	a.schemas.mu.Lock()
+	ks := a.schemas.kinds[gvk]
+	a.schemas.mu.Unlock()
+	if ks != nil {
+		return ks, nil
+	}
+	probe := &unstructured.Unstructured{Object: map[string]any{}}
+	probe.SetGroupVersionKind(gvk)
+	tv, err := a.tc.ObjectToTyped(probe, typed.AllowDuplicates)
+	if err != nil {
+		return nil, err
+	}
+	ks = &kindSchema{schema: tv.Schema(), typeRef: tv.TypeRef(), conditions: conditionsSchemaOf(tv)}
+	a.schemas.mu.Lock()
+	if a.schemas.kinds == nil {
+		a.schemas.kinds = map[schema.GroupVersionKind]*kindSchema{}
+	}
+	a.schemas.kinds[gvk] = ks
+	a.schemas.mu.Unlock()
+	return ks, nil
+}
+
+// newObjectLike returns an empty object of obj's Go type naming t's object,
+// for a response to be decoded into.
+func newObjectLike(obj client.Object, t Target) client.Object {
+	var out client.Object
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		u := &unstructured.Unstructured{Object: map[string]any{}}
+		u.SetGroupVersionKind(t.GVK)
+		out = u
+	} else {
+		out, _ = reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	}
+	out.SetName(t.Name)
+	out.SetNamespace(t.Namespace)
+	return out
+}

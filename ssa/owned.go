@@ -1,0 +1,335 @@
+package ssa
+
+import (
+	"bytes"
+	"container/list"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+)
+
+// What a field manager owns is remembered between applies, because reading it
+// from managedFields (decoding the entry, typing the whole object, extracting
+// the fields) costs far more than everything else a reconcile does when
+// nothing changed. The rules that make remembering sound:
+//
+//   - The key is (object uid, manager, subresource): a deleted and re-created
+//     object is another key, and one manager's state never serves another.
+//   - A state is reused as is while the observed object is at the state's
+//     resourceVersion: an object at one resourceVersion never changes.
+//   - At another resourceVersion it is reused only when the manager's
+//     managedFields entry there is byte for byte the one the state was made
+//     from (nobody took or gave it a field: taking a field, by Update or by
+//     force, rewrites the entry) and the observed values of the owned fields
+//     still equal the remembered ones. The value check stays because the
+//     entry's timestamp has one-second resolution: another process using the
+//     same manager name, or an apply whose response never arrived, can leave
+//     an identical entry with new values.
+//   - After a successful apply the state is what was applied, at the
+//     response's resourceVersion and entry. Errors, timeouts and guarded
+//     retries drop the state, so the next apply reads managedFields again.
+//   - The cache is bounded (least recently used states go first).
+
+// DefaultOwnedCacheSize is how many (object, manager, subresource) states an
+// Applier remembers unless WithOwnedCacheSize says otherwise.
+const DefaultOwnedCacheSize = 10000
+
+// ownedKey identifies what one manager owns of one subresource of one
+// incarnation of an object.
+type ownedKey struct {
+	uid     types.UID
+	manager string
+	sub     Subresource
+}
+
+// ownedState is what a manager owned at one resourceVersion. rv, entry and
+// the content (once set) never change; forms are added lazily.
+type ownedState struct {
+	rv    string
+	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
+
+	mu      sync.Mutex
+	content map[string]any      // owned values without identity; nil until needed
+	body    []byte              // what was applied, when content is derived from it
+	forms   map[reflect.Type]*acForm
+}
+
+// acForm is the owned content as one apply configuration type, with the
+// object's identity and uid, and its JSON: what a typed entry starts from and
+// compares with.
+type acForm struct {
+	ac   any
+	body []byte
+}
+
+// ownedContent returns the owned values as unstructured content; callers must
+// not modify it.
+func (s *ownedState) ownedContent() (map[string]any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.content == nil {
+		content := map[string]any{}
+		if len(s.body) > 0 {
+			if err := utiljson.Unmarshal(s.body, &content); err != nil {
+				return nil, fmt.Errorf("decoding the applied configuration: %w", err)
+			}
+		}
+		s.content = withoutIdentity(content)
+	}
+	return s.content, nil
+}
+
+// form returns the owned content as typ, building it once.
+func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UID) (*acForm, error) {
+	s.mu.Lock()
+	f := s.forms[typ]
+	s.mu.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	content, err := s.ownedContent()
+	if err != nil {
+		return nil, err
+	}
+	ac, err := newACFrom(typ, withIdentity(t, content))
+	if err != nil {
+		return nil, err
+	}
+	lay.setUID(ac, uid)
+	body, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the owned fields: %w", err)
+	}
+	f = &acForm{ac: ac, body: body}
+	s.mu.Lock()
+	if s.forms == nil {
+		s.forms = map[reflect.Type]*acForm{}
+	}
+	s.forms[typ] = f
+	s.mu.Unlock()
+	return f, nil
+}
+
+// at returns the same state at another resourceVersion.
+func (s *ownedState) at(rv string) *ownedState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := &ownedState{rv: rv, entry: s.entry, content: s.content, body: s.body, forms: make(map[reflect.Type]*acForm, len(s.forms))}
+	for k, v := range s.forms {
+		out.forms[k] = v
+	}
+	return out
+}
+
+// ownedCache remembers ownedStates, least recently used first out.
+type ownedCache struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *cacheItem, most recent at the front
+	items map[ownedKey]*list.Element
+}
+
+type cacheItem struct {
+	key   ownedKey
+	state *ownedState
+}
+
+func newOwnedCache(size int) *ownedCache {
+	return &ownedCache{max: size, order: list.New(), items: map[ownedKey]*list.Element{}}
+}
+
+func (c *ownedCache) get(k ownedKey) *ownedState {
+	if c.max <= 0 || k.uid == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[k]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	item, _ := el.Value.(*cacheItem)
+	return item.state
+}
+
+func (c *ownedCache) put(k ownedKey, s *ownedState) {
+	if c.max <= 0 || k.uid == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		el.Value = &cacheItem{key: k, state: s}
+		c.order.MoveToFront(el)
+		return
+	}
+	c.items[k] = c.order.PushFront(&cacheItem{key: k, state: s})
+	for c.order.Len() > c.max {
+		last := c.order.Back()
+		item, _ := last.Value.(*cacheItem)
+		delete(c.items, item.key)
+		c.order.Remove(last)
+	}
+}
+
+func (c *ownedCache) drop(k ownedKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		delete(c.items, k)
+		c.order.Remove(el)
+	}
+}
+
+func (c *ownedCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.order.Len()
+}
+
+// appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub on
+// obj, read through the object's accessors (typed objects keep them as
+// bytes); found is false when there is none.
+func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byte, found bool, err error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return appliedEntryUnstructured(u, manager, sub)
+	}
+	for _, mf := range obj.GetManagedFields() {
+		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
+			continue
+		}
+		if mf.FieldsV1 == nil {
+			return []byte{}, true, nil
+		}
+		return mf.FieldsV1.GetRawBytes(), true, nil
+	}
+	return nil, false, nil
+}
+
+func appliedEntryUnstructured(u *unstructured.Unstructured, manager string, sub Subresource) ([]byte, bool, error) {
+	entries, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	items, _ := entries.([]any)
+	for _, item := range items {
+		mf, _ := item.(map[string]any)
+		s, _ := mf["subresource"].(string)
+		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || s != string(sub) {
+			continue
+		}
+		fields, ok := mf["fieldsV1"]
+		if !ok || fields == nil {
+			return []byte{}, true, nil
+		}
+		raw, err := json.Marshal(fields)
+		if err != nil {
+			return nil, false, fmt.Errorf("encoding the managed fields of %q: %w", manager, err)
+		}
+		return raw, true, nil
+	}
+	return nil, false, nil
+}
+
+// decodeFieldSet decodes a managedFields entry's fieldsV1.
+func decodeFieldSet(raw []byte) (*fieldpath.Set, error) {
+	set := &fieldpath.Set{}
+	if len(raw) == 0 {
+		return set, nil
+	}
+	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
+		return nil, fmt.Errorf("decoding managed fields: %w", err)
+	}
+	return set, nil
+}
+
+// valuesMatch reports whether observed holds every owned value, walking both
+// with the kind's schema: struct fields and map entries by name, items of map
+// lists by their keys, atomic values whole.
+func valuesMatch(s *smdschema.Schema, tr smdschema.TypeRef, owned, observed any) bool {
+	atom, ok := s.Resolve(tr)
+	if !ok {
+		return equalContent(owned, observed)
+	}
+	switch {
+	case atom.Map != nil && atom.Map.ElementRelationship != smdschema.Atomic:
+		om, ok := owned.(map[string]any)
+		if !ok {
+			return equalContent(owned, observed)
+		}
+		bm, _ := observed.(map[string]any)
+		for k, v := range om {
+			ft := atom.Map.ElementType
+			if f, found := atom.FindField(k); found {
+				ft = f.Type
+			}
+			if !valuesMatch(s, ft, v, bm[k]) {
+				return false
+			}
+		}
+		return true
+	case atom.List != nil && atom.List.ElementRelationship == smdschema.Associative && len(atom.List.Keys) > 0:
+		ol, ok := owned.([]any)
+		if !ok {
+			return equalContent(owned, observed)
+		}
+		bl, _ := observed.([]any)
+		for _, item := range ol {
+			im, _ := item.(map[string]any)
+			match := findByKeys(bl, im, atom.List.Keys)
+			if match == nil || !valuesMatch(s, atom.List.ElementType, item, match) {
+				return false
+			}
+		}
+		return true
+	case atom.List != nil && atom.List.ElementRelationship == smdschema.Associative:
+		// A set of scalars: every owned item is there.
+		ol, ok := owned.([]any)
+		if !ok {
+			return equalContent(owned, observed)
+		}
+		bl, _ := observed.([]any)
+		for _, item := range ol {
+			found := false
+			for _, b := range bl {
+				if equalContent(item, b) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				return false
+			}
+		}
+		return true
+	}
+	return equalContent(owned, observed)
+}
+
+// findByKeys returns the item of list whose key fields equal item's.
+func findByKeys(list []any, item map[string]any, keys []string) map[string]any {
+	for _, candidate := range list {
+		cm, ok := candidate.(map[string]any)
+		if !ok {
+			continue
+		}
+		same := true
+		for _, k := range keys {
+			if !equalContent(cm[k], item[k]) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return cm
+		}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package ssa
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/statusapply/statusapply/conflicts"
+)
+
+// prepared is an intent ready to send: its request body, encoded once, and
+// what the Applier remembers of it once applied.
+type prepared struct {
+	// unchanged is true when applying would change nothing: nothing is sent.
+	unchanged bool
+	// body is the request body.
+	body []byte
+	// content is the intent as unstructured content (the general path).
+	content map[string]any
+	// ac is the intent as sent, in its own type (the typed path).
+	ac     any
+	acType reflect.Type
+}
+
+// asUnstructured returns the intent as unstructured content the caller may
+// modify.
+func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(p.body); err != nil {
+		return nil, fmt.Errorf("decoding the intent: %w", err)
+	}
+	return u, nil
+}
+
+// prepare builds t's intent on st, checks it, and tells whether it changes
+// anything. The typed path is taken when b has one and nothing needs the
+// intent as unstructured content (a guarded apply rebuilds it, a yielding
+// policy edits it).
+func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
+	policy conflicts.Policy, res *Result) (*prepared, error) {
+	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
+		if lay, ok := a.layouts.of(b.Typed.Type); ok {
+			return a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
+		}
+	}
+	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, res)
+}
+
+// prepareTyped builds the intent in its apply configuration type: a copy of
+// what the manager owns in that type (kept with the owned state), edited by
+// the mutators, compared with the original before it is even encoded, and
+// encoded once for both the final comparison and the request.
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay acLayout, mode Mode) (*prepared, error) {
+	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
+	if err != nil {
+		return nil, err
+	}
+	var ac any
+	if mode == Incremental {
+		ac = deepCopyAC(owned.ac)
+	} else if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
+		return nil, err
+	} else {
+		lay.setUID(ac, obs.GetUID())
+	}
+	if err := tb.Mutate(ac, obs); err != nil {
+		return nil, err
+	}
+	if err := checkIdentity(t, ac); err != nil {
+		return nil, err
+	}
+	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
+		if err := a.checkConditions(t, conds, nil); err != nil {
+			return nil, err
+		}
+	}
+	if reflect.DeepEqual(ac, owned.ac) {
+		return &prepared{unchanged: true}, nil
+	}
+	lay.setUID(ac, obs.GetUID())
+	body, err := json.Marshal(ac)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
+	}
+	if bytes.Equal(body, owned.body) {
+		return &prepared{unchanged: true}, nil
+	}
+	return &prepared{body: body, ac: ac, acType: tb.Type}, nil
+}
+
+// prepareUnstructured builds the intent as unstructured content.
+func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedState, obs client.Object, build BuildFunc,
+	opts ApplyOptions, policy conflicts.Policy, res *Result) (*prepared, error) {
+	owned, err := st.ownedContent()
+	if err != nil {
+		return nil, err
+	}
+	intent := &unstructured.Unstructured{Object: map[string]any{}}
+	if opts.Mode == Incremental {
+		intent.Object = runtime.DeepCopyJSON(owned)
+	}
+	intent.SetGroupVersionKind(t.GVK)
+	intent.SetName(t.Name)
+	intent.SetNamespace(t.Namespace)
+	if err := build(intent, obs); err != nil {
+		return nil, err
+	}
+	if got := intent.GroupVersionKind(); got != t.GVK || intent.GetName() != t.Name || intent.GetNamespace() != t.Namespace {
+		return nil, invalidf("the apply configuration names %s %s/%s, not the object it was queued for",
+			got.Kind, intent.GetNamespace(), intent.GetName())
+	}
+	pruneEmpty(intent.Object)
+	if conds, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has {
+		if err := a.checkConditions(t, nil, conds); err != nil {
+			return nil, err
+		}
+	}
+	if policy.Yields() {
+		if err := a.yieldPredicted(ctx, t, obs, intent, res, policy); err != nil {
+			return nil, err
+		}
+	}
+	if Unchanged(intent.Object, owned) {
+		return &prepared{unchanged: true}, nil
+	}
+	if uid := obs.GetUID(); uid != "" {
+		// A deleted object is not recreated by a main-resource apply, and a
+		// status apply to it fails. (The API server ignores the uid of a
+		// status apply to a re-created object: guard when that matters.)
+		intent.SetUID(uid)
+	}
+	if opts.Guarded {
+		intent.SetResourceVersion(obs.GetResourceVersion())
+	}
+	body, err := intent.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
+	}
+	return &prepared{body: body, content: intent.Object}, nil
+}
+
+// checkConditions refuses conditions the API server would refuse: any in a
+// list the schema declares atomic, and, where the kind's conditions are
+// metav1.Condition, every invalid one. Typed intents pass acConds, others
+// their unstructured items.
+func (a *Applier) checkConditions(t Target, acConds []metav1ac.ConditionApplyConfiguration, items any) error {
+	ks, err := a.schemaOf(t.GVK)
+	if err != nil {
+		return err
+	}
+	if ks.conditions.atomic {
+		return invalidf("%s: status.conditions of %s is an atomic list, so every writer would own the whole list "+
+			"and a second writer conflicts with the first; declare it a map list (+listType=map, +listMapKey=type)", t, t.GVK.Kind)
+	}
+	if !ks.conditions.metav1 {
+		return nil
+	}
+	// Checked after the mutators ran, because every way of writing a
+	// condition (SetCondition, an Edit, a Mutator, unstructured content) ends
+	// here: one bad condition would otherwise make the API server refuse the
+	// whole apply with a 422. The error names t through Apply's *Error.
+	if acConds != nil {
+		return validateACConditions(acConds, &a.names)
+	}
+	return validateConditionItems(items, &a.names)
+}
+
+// yieldPredicted leaves out of intent the fields that, judging by observed's
+// managedFields, another manager owns with a different value: the apply the
+// API server would refuse is not sent. It only helps when observed is
+// current; a conflict it cannot foresee is still handled by resolve.
+func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.Object, intent *unstructured.Unstructured, res *Result, policy conflicts.Policy) error {
+	predicted, err := conflicts.Predict(observed, a.tc, t.Manager, string(t.Subresource), intent)
+	if err != nil || len(predicted) == 0 {
+		return nil //nolint:nilerr // prediction is an optimisation; the API server still decides
+	}
+	d := policy.Decide(predicted)
+	if d.Action != conflicts.ActionRetryWithout {
+		return nil
+	}
+	if _, err := conflicts.RemoveFields(intent.Object, d.Paths...); err != nil {
+		return fmt.Errorf("yielding %v: %w", d.Paths, err)
+	}
+	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
+	res.Yielded = d.Conflicts
+	log.FromContext(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths)
+	return nil
+}

@@ -1,0 +1,141 @@
+package ssa
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/statusapply/statusapply/conflicts"
+)
+
+// encodedApply is an apply configuration already encoded: the body is sent
+// as it is, and the response is kept as bytes, to be decoded into an object
+// of the observed object's type. Encoding once serves both the no-op
+// comparison and the request; decoding into a typed object keeps what the
+// batch holds after a Flush small. (The response is kept rather than decoded
+// on the spot because a client may reset the configuration before it decodes
+// into it, as controller-runtime's fake client does.)
+type encodedApply struct {
+	apiVersion, kind, name, namespace string
+	body                              []byte
+	response                          []byte
+}
+
+func (e *encodedApply) IsApplyConfiguration()  {}
+func (e *encodedApply) GetName() *string       { return &e.name }
+func (e *encodedApply) GetNamespace() *string  { return &e.namespace }
+func (e *encodedApply) GetKind() *string       { return &e.kind }
+func (e *encodedApply) GetAPIVersion() *string { return &e.apiVersion }
+
+// MarshalJSON returns the body.
+func (e *encodedApply) MarshalJSON() ([]byte, error) { return e.body, nil }
+
+// UnmarshalJSON keeps the API server's response.
+func (e *encodedApply) UnmarshalJSON(data []byte) error {
+	e.response = data
+	return nil
+}
+
+// decodeInto decodes the response into obj.
+func (e *encodedApply) decodeInto(obj client.Object) error {
+	if len(e.response) == 0 {
+		return errors.New("the API server's response to the apply was empty")
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return u.UnmarshalJSON(e.response)
+	}
+	if err := json.Unmarshal(e.response, obj); err != nil {
+		return fmt.Errorf("decoding the API server's response: %w", err)
+	}
+	return nil
+}
+
+// send makes the one request, holding the object's lane only for it, and
+// returns the API server's response as an object of obs's type.
+func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.Object, force bool) (client.Object, error) {
+	release, err := a.lanes.acquire(ctx, t.Object())
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	resp := newObjectLike(obs, t)
+	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
+	ac := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
+	owner := client.FieldOwner(t.Manager)
+	if t.Subresource == StatusSubresource {
+		opts := []client.SubResourceApplyOption{owner}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Status().Apply(ctx, ac, opts...)
+	} else {
+		opts := []client.ApplyOption{owner}
+		if force {
+			opts = append(opts, client.ForceOwnership)
+		}
+		err = a.client.Apply(ctx, ac, opts...)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := ac.decodeInto(resp); err != nil {
+		return nil, err
+	}
+	return resp, nil
+}
+
+// resolve acts on a field-manager conflict by policy: it fails with a
+// *conflicts.Error, or re-sends the intent without the contested fields
+// (Yield), or forces it when every contested field is declared
+// (TakeDeclared). Each decision is recorded as an event when a recorder is
+// set.
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error) error {
+	ref := conflicts.ObjectRef{GVK: t.GVK, Namespace: t.Namespace, Name: t.Name}
+	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
+	if !ok {
+		return conflictErr
+	}
+	d := policy.Decide(cerr.Conflicts)
+	conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
+	var (
+		resp client.Object
+		err  error
+	)
+	switch d.Action {
+	case conflicts.ActionRetryWithout:
+		sent, err := in.asUnstructured()
+		if err != nil {
+			return err
+		}
+		if _, err := conflicts.RemoveFields(sent.Object, d.Paths...); err != nil {
+			return fmt.Errorf("yielding %v: %w", d.Paths, err)
+		}
+		body, err := sent.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("encoding the apply configuration: %w", err)
+		}
+		res.Attempts++
+		if resp, err = a.send(ctx, t, &prepared{body: body}, obs, false); err != nil {
+			return err
+		}
+		res.Yielded = d.Conflicts
+		log.FromContext(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
+	case conflicts.ActionForce:
+		res.Attempts++
+		if resp, err = a.send(ctx, t, in, obs, true); err != nil {
+			return err
+		}
+		res.Taken = d.Conflicts
+		log.FromContext(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+	default:
+		cerr.Conflicts = d.Conflicts
+		return cerr
+	}
+	res.Object, res.Sent = resp, true
+	return nil
+}

@@ -1,0 +1,161 @@
+package ssa
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"reflect"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// ownedState returns what t's manager owns on observed, and the observation
+// it is based on: observed itself, or the object read again from the API
+// server when observed carries no managedFields and the Applier does not
+// remember its resourceVersion (see owned.go for when a remembered state
+// serves).
+func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels) (*ownedState, client.Object, error) {
+	return a.ownedStateOf(ctx, t, observed, labels, false)
+}
+
+func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, reread bool) (*ownedState, client.Object, error) {
+	key := ownedKey{uid: observed.GetUID(), manager: t.Manager, sub: t.Subresource}
+	rv := observed.GetResourceVersion()
+	prev := a.owned.get(key)
+	if prev != nil && rv != "" && prev.rv == rv {
+		return prev, observed, nil
+	}
+	if rv == "" {
+		// Not read from the API server: nothing is owned yet.
+		return &ownedState{content: map[string]any{}}, observed, nil
+	}
+	if !reread && !ownership.HasManagedFields(observed) {
+		// Read from a cache that strips managedFields: what the manager owns
+		// is unknown, and guessing "nothing" would release all of it.
+		fresh, err := a.read(ctx, t, labels)
+		if err != nil {
+			return nil, nil, err
+		}
+		return a.ownedStateOf(ctx, t, fresh, labels, true)
+	}
+	raw, found, err := appliedEntry(observed, t.Manager, t.Subresource)
+	if err != nil {
+		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	if !found {
+		st := &ownedState{rv: rv, content: map[string]any{}}
+		a.owned.put(key, st)
+		return st, observed, nil
+	}
+	if prev != nil && prev.entry != nil && bytes.Equal(prev.entry, raw) {
+		same, err := a.stillOwned(t, prev, observed)
+		if err != nil {
+			return nil, nil, err
+		}
+		if same {
+			st := prev.at(rv)
+			a.owned.put(key, st)
+			return st, observed, nil
+		}
+	}
+	content, err := a.extract(t, observed, raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	st := &ownedState{rv: rv, entry: raw, content: content}
+	a.owned.put(key, st)
+	return st, observed, nil
+}
+
+// stillOwned reports whether observed holds the values prev remembers.
+func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object) (bool, error) {
+	content, err := prev.ownedContent()
+	if err != nil {
+		return false, err
+	}
+	ks, err := a.schemaOf(t.GVK)
+	if err != nil {
+		return false, err
+	}
+	u, err := unstructuredOf(observed, t.GVK)
+	if err != nil {
+		return false, err
+	}
+	return valuesMatch(ks.schema, ks.typeRef, content, u.Object), nil
+}
+
+// extract reads the values of the fields in raw, a manager's managedFields
+// entry, from observed: managedfields.ExtractInto's job, for any kind the
+// type converters know, typed or unstructured.
+func (a *Applier) extract(t Target, observed client.Object, raw []byte) (map[string]any, error) {
+	u, err := unstructuredOf(observed, t.GVK)
+	if err != nil {
+		return nil, err
+	}
+	return extractFrom(a.tc, u, raw)
+}
+
+// remember records what t's manager owns after a successful apply: what it
+// applied, at the response's resourceVersion and managedFields entry.
+func (a *Applier) remember(t Target, resp client.Object, in *prepared) {
+	key := ownedKey{uid: resp.GetUID(), manager: t.Manager, sub: t.Subresource}
+	raw, found, err := appliedEntry(resp, t.Manager, t.Subresource)
+	if err != nil || resp.GetResourceVersion() == "" {
+		a.owned.drop(key)
+		return
+	}
+	st := &ownedState{rv: resp.GetResourceVersion(), entry: raw}
+	switch {
+	case !found:
+		st.content = map[string]any{}
+	case in.ac != nil:
+		st.body = in.body
+		st.forms = map[reflect.Type]*acForm{in.acType: {ac: in.ac, body: in.body}}
+	default:
+		st.content = withoutIdentity(in.content)
+	}
+	a.owned.put(key, st)
+}
+
+// forget drops what the Applier remembers of t's manager on obj.
+func (a *Applier) forget(t Target, obj client.Object) {
+	a.owned.drop(ownedKey{uid: obj.GetUID(), manager: t.Manager, sub: t.Subresource})
+}
+
+// read gets t's object from the API server (not a cache).
+func (a *Applier) read(ctx context.Context, t Target, labels prometheus.Labels) (client.Object, error) {
+	a.metrics.reads.With(labels).Inc()
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(t.GVK)
+	if err := a.cfg.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
+		return nil, fmt.Errorf("reading the object again: %w", err)
+	}
+	return u, nil
+}
+
+// unstructuredOf returns obj, of kind gvk, as unstructured content without
+// managedFields, sharing it with obj when obj is unstructured (callers must
+// not modify it).
+func unstructuredOf(obj client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return ownership.WithoutManagedFields(u), nil
+	}
+	cp, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", obj)
+	}
+	cp.SetManagedFields(nil)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cp)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
