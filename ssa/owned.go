@@ -58,8 +58,8 @@ type ownedState struct {
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
 
 	mu      sync.Mutex
-	content map[string]any      // owned values without identity; nil until needed
-	body    []byte              // what was applied, when content is derived from it
+	content map[string]any // owned values without identity; nil until needed
+	body    []byte         // what was applied, when content is derived from it
 	forms   map[reflect.Type]*acForm
 }
 
