@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"sync"
 	"time"
 
@@ -48,6 +49,9 @@ func hasErrorAt(errs field.ErrorList, path string) bool {
 }
 
 // validateConditionItems checks items, the status.conditions of an intent in
+// unstructured content, leaving out those equal to owned's item of the same
+// type (owned is what the manager owns on the object: the API server accepted
+// it, possibly as part of a condition another manager completes). It checks
 // unstructured content, whatever wrote them (SetCondition, an Edit through
 // meta.SetStatusCondition, a Mutator filling the apply configuration by hand,
 // an unstructured intent): a bad condition would make the API server refuse
@@ -56,10 +60,19 @@ func hasErrorAt(errs field.ErrorList, path string) bool {
 // map into a metav1.Condition, without a JSON round trip, because this runs on
 // every apply. Two items of one type are refused too, as the API server's
 // metav1validation.ValidateConditions does. Errors wrap ErrInvalidInput.
-func validateConditionItems(items any, memo *validNames) error {
+func validateConditionItems(items, owned any, memo *validNames) error {
 	list, ok := items.([]any)
 	if !ok {
 		return invalidf("%s: must be a list, not %T", conditionsPath, items)
+	}
+	ownedByType := map[string]any{}
+	ownedList, _ := owned.([]any)
+	for _, item := range ownedList {
+		if m, ok := item.(map[string]any); ok {
+			if t, ok := m["type"].(string); ok {
+				ownedByType[t] = m
+			}
+		}
 	}
 	var errs []error
 	seen := make(map[string]struct{}, len(list))
@@ -74,6 +87,11 @@ func validateConditionItems(items any, memo *validNames) error {
 			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
 		}
 		seen[cond.Type] = struct{}{}
+		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && equalContent(m, prev) {
+			// What the manager already owns, as the API server accepted it:
+			// possibly only part of a condition another manager completes.
+			continue
+		}
 		if err := memo.check(cond, readErrs); err != nil {
 			errs = append(errs, err)
 		}
@@ -83,7 +101,11 @@ func validateConditionItems(items any, memo *validNames) error {
 
 // validateACConditions is validateConditionItems for the conditions of a
 // typed apply configuration.
-func validateACConditions(conds []metav1ac.ConditionApplyConfiguration, memo *validNames) error {
+func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, memo *validNames) error {
+	ownedByType := make(map[string]*metav1ac.ConditionApplyConfiguration, len(owned))
+	for i := range owned {
+		ownedByType[ptr.Deref(owned[i].Type, "")] = &owned[i]
+	}
 	var errs []error
 	seen := make(map[string]struct{}, len(conds))
 	for i := range conds {
@@ -92,11 +114,23 @@ func validateACConditions(conds []metav1ac.ConditionApplyConfiguration, memo *va
 			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
 		}
 		seen[cond.Type] = struct{}{}
+		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && reflect.DeepEqual(&conds[i], prev) {
+			continue // already owned, as the API server accepted it
+		}
 		if err := memo.check(cond, readErrs); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+func hasDuplicate(errs field.ErrorList) bool {
+	for _, e := range errs {
+		if e.Type == field.ErrorTypeDuplicate {
+			return true
+		}
+	}
+	return false
 }
 
 // conditionFromAC reads a condition apply configuration; a missing message is

@@ -90,9 +90,9 @@ func TestValidateConditionItems(t *testing.T) {
 			// Every case runs without the memo, then twice through one:
 			// remembering what passed must never let anything else pass.
 			memo := &validNames{}
-			err := validateConditionItems(tc.items, nil)
+			err := validateConditionItems(tc.items, nil, nil)
 			for range 2 {
-				if got := validateConditionItems(tc.items, memo); fmt.Sprint(got) != fmt.Sprint(err) {
+				if got := validateConditionItems(tc.items, nil, memo); fmt.Sprint(got) != fmt.Sprint(err) {
 					t.Fatalf("through the memo: %v\nwithout it: %v", got, err)
 				}
 			}
@@ -117,7 +117,7 @@ func TestValidateConditionItems(t *testing.T) {
 // A field that could not be read is reported once, as what it is, and not
 // also as missing.
 func TestValidateConditionItemsReportsUnreadableFieldsOnce(t *testing.T) {
-	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})}, nil)
+	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})}, nil, nil)
 	if err == nil || strings.Contains(err.Error(), "Required") {
 		t.Fatalf("error %v, want only the unparsable time", err)
 	}
@@ -200,10 +200,28 @@ func BenchmarkValidateConditionItems(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := validateConditionItems(items, &validNames{}); err != nil {
+				if err := validateConditionItems(items, nil, &validNames{}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+}
+
+// A manager may own only part of a condition (another manager took the rest
+// by force): re-stating that part as it is must not be refused, although on
+// its own it is no valid condition; changing it is checked as usual.
+func TestValidateConditionItemsLeavesOwnedPartsAlone(t *testing.T) {
+	part := map[string]any{"type": "A", "observedGeneration": int64(3)}
+	owned := []any{map[string]any{"type": "A", "observedGeneration": int64(3)}}
+	if err := validateConditionItems([]any{part}, owned, &validNames{}); err != nil {
+		t.Fatalf("the owned part was refused: %v", err)
+	}
+	if err := validateConditionItems([]any{part}, nil, &validNames{}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a new partial condition: %v, want ErrInvalidInput", err)
+	}
+	changed := map[string]any{"type": "A", "observedGeneration": int64(4)}
+	if err := validateConditionItems([]any{changed}, owned, &validNames{}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a changed partial condition: %v, want ErrInvalidInput", err)
 	}
 }

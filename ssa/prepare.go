@@ -78,7 +78,8 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		return nil, err
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
-		if err := a.checkConditions(t, conds, nil); err != nil {
+		ownedConds, _ := lay.statusConditions(owned.ac)
+		if err := a.checkConditions(t, conds, ownedConds, nil, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -119,7 +120,8 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 	}
 	pruneEmpty(intent.Object)
 	if conds, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has {
-		if err := a.checkConditions(t, nil, conds); err != nil {
+		ownedConds, _, _ := unstructured.NestedFieldNoCopy(owned, "status", "conditions")
+		if err := a.checkConditions(t, nil, nil, conds, ownedConds); err != nil {
 			return nil, err
 		}
 	}
@@ -149,9 +151,10 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 
 // checkConditions refuses conditions the API server would refuse: any in a
 // list the schema declares atomic, and, where the kind's conditions are
-// metav1.Condition, every invalid one. Typed intents pass acConds, others
-// their unstructured items.
-func (a *Applier) checkConditions(t Target, acConds []metav1ac.ConditionApplyConfiguration, items any) error {
+// metav1.Condition, every invalid one the manager does not already own as it
+// is. Typed intents pass their conditions and the owned ones in the same
+// type, others their unstructured items.
+func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.ConditionApplyConfiguration, items, owned any) error {
 	ks, err := a.schemaOf(t.GVK)
 	if err != nil {
 		return err
@@ -168,9 +171,9 @@ func (a *Applier) checkConditions(t Target, acConds []metav1ac.ConditionApplyCon
 	// here: one bad condition would otherwise make the API server refuse the
 	// whole apply with a 422. The error names t through Apply's *Error.
 	if acConds != nil {
-		return validateACConditions(acConds, &a.names)
+		return validateACConditions(acConds, acOwned, &a.names)
 	}
-	return validateConditionItems(items, &a.names)
+	return validateConditionItems(items, owned, &a.names)
 }
 
 // yieldPredicted leaves out of intent the fields that, judging by observed's

@@ -1,0 +1,86 @@
+package ssa
+
+import (
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+)
+
+func TestOwnedCacheIsBounded(t *testing.T) {
+	c := newOwnedCache(2)
+	k := func(uid string) ownedKey { return ownedKey{uid: types.UID(uid), manager: "m", sub: StatusSubresource} }
+	c.put(k("a"), &ownedState{rv: "1"})
+	c.put(k("b"), &ownedState{rv: "1"})
+	if c.get(k("a")) == nil { // a is now the most recent
+		t.Fatal("a was forgotten")
+	}
+	c.put(k("c"), &ownedState{rv: "1"})
+	if c.len() != 2 || c.get(k("b")) != nil || c.get(k("a")) == nil || c.get(k("c")) == nil {
+		t.Fatalf("want a and c kept, b (least recently used) evicted; %d states", c.len())
+	}
+	c.drop(k("a"))
+	if c.get(k("a")) != nil {
+		t.Fatal("a survived drop")
+	}
+	if off := newOwnedCache(0); func() bool { off.put(k("a"), &ownedState{}); return off.get(k("a")) != nil }() {
+		t.Fatal("a cache of size 0 remembered")
+	}
+	if c.put(ownedKey{manager: "m"}, &ownedState{}); c.get(ownedKey{manager: "m"}) != nil {
+		t.Fatal("an object without uid was remembered")
+	}
+}
+
+func TestValuesMatch(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	tc := applyconfiguration.NewTypeConverter(s)
+	ks := widgetSchema(t, tc)
+	cond := func(typ, status string) map[string]any {
+		return map[string]any{"type": typ, "status": status, "reason": "R", "message": "m", "lastTransitionTime": "2026-01-02T03:04:05Z"}
+	}
+	status := func(items ...any) map[string]any {
+		return map[string]any{"status": map[string]any{"conditions": items, "phase": "Running"}}
+	}
+	owned := map[string]any{"status": map[string]any{"conditions": []any{cond("A", "True")}}}
+	tests := []struct {
+		name     string
+		observed map[string]any
+		want     bool
+	}{
+		{"same item among others, in another order", status(cond("B", "False"), cond("A", "True")), true},
+		{"the owned item changed", status(cond("A", "False"), cond("B", "False")), false},
+		{"the owned item is gone", status(cond("B", "False")), false},
+		{"no status at all", map[string]any{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := valuesMatch(ks.schema, ks.typeRef, owned, tt.observed); got != tt.want {
+				t.Errorf("valuesMatch = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	ownedPhase := map[string]any{"status": map[string]any{"phase": "Running"}}
+	if !valuesMatch(ks.schema, ks.typeRef, ownedPhase, status()) || valuesMatch(ks.schema, ks.typeRef, ownedPhase, map[string]any{"status": map[string]any{"phase": "Done"}}) {
+		t.Error("a scalar field is compared by value")
+	}
+}
+
+func widgetSchema(t *testing.T, tc managedfields.TypeConverter) *kindSchema {
+	t.Helper()
+	probe := &unstructured.Unstructured{Object: map[string]any{}}
+	probe.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kindSchema{schema: tv.Schema(), typeRef: tv.TypeRef()}
+}
