@@ -14,16 +14,18 @@ import (
 )
 
 // encodedApply is an apply configuration already encoded: the body is sent
-// as it is, and the response is kept as bytes, to be decoded into an object
-// of the observed object's type. Encoding once serves both the no-op
-// comparison and the request; decoding into a typed object keeps what the
-// batch holds after a Flush small. (The response is kept rather than decoded
-// on the spot because a client may reset the configuration before it decodes
-// into it, as controller-runtime's fake client does.)
+// as it is, and the response is decoded straight into an object of the
+// observed object's type. Encoding once serves both the no-op comparison and
+// the request; decoding into a typed object keeps what the batch holds after
+// a Flush small.
 type encodedApply struct {
 	apiVersion, kind, name, namespace string
 	body                              []byte
-	response                          []byte
+	into                              client.Object
+	// response keeps the response when the client reset this configuration
+	// before decoding into it (controller-runtime's fake client does), which
+	// loses into; decodeInto then decodes it.
+	response []byte
 }
 
 func (e *encodedApply) IsApplyConfiguration()  {}
@@ -35,21 +37,28 @@ func (e *encodedApply) GetAPIVersion() *string { return &e.apiVersion }
 // MarshalJSON returns the body.
 func (e *encodedApply) MarshalJSON() ([]byte, error) { return e.body, nil }
 
-// UnmarshalJSON keeps the API server's response.
+// UnmarshalJSON decodes the API server's response into the target object.
 func (e *encodedApply) UnmarshalJSON(data []byte) error {
-	e.response = data
-	return nil
+	if e.into == nil {
+		e.response = data
+		return nil
+	}
+	return decodeObject(data, e.into)
 }
 
-// decodeInto decodes the response into obj.
+// decodeInto decodes a response that UnmarshalJSON had to keep.
 func (e *encodedApply) decodeInto(obj client.Object) error {
-	if len(e.response) == 0 {
-		return errors.New("the API server's response to the apply was empty")
+	if e.response == nil {
+		return nil
 	}
+	return decodeObject(e.response, obj)
+}
+
+func decodeObject(data []byte, obj client.Object) error {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.UnmarshalJSON(e.response)
+		return u.UnmarshalJSON(data)
 	}
-	if err := json.Unmarshal(e.response, obj); err != nil {
+	if err := json.Unmarshal(data, obj); err != nil {
 		return fmt.Errorf("decoding the API server's response: %w", err)
 	}
 	return nil
@@ -65,7 +74,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 	defer release()
 	resp := newObjectLike(obs, t)
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
-	ac := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
+	ac := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body, into: resp}
 	owner := client.FieldOwner(t.Manager)
 	if t.Subresource == StatusSubresource {
 		opts := []client.SubResourceApplyOption{owner}
@@ -85,6 +94,9 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 	}
 	if err := ac.decodeInto(resp); err != nil {
 		return nil, err
+	}
+	if resp.GetResourceVersion() == "" {
+		return nil, errors.New("the API server's response to the apply names no resourceVersion")
 	}
 	return resp, nil
 }
