@@ -32,6 +32,13 @@ type Batch struct {
 	mu      sync.Mutex // guards objects and order
 	objects map[ssa.ObjectID]*object
 	order   []ssa.ObjectID
+	// last is the target the previous contribution was checked for: status
+	// functions queue many contributions on one object and manager in a row,
+	// and the same object needs checking only once.
+	last struct {
+		obj    client.Object
+		target ssa.Target
+	}
 }
 
 // object is one observed object and its queued entries, in queue order.
@@ -99,6 +106,29 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	}
 	o.entries = append(o.entries, &entry{target: t, contribs: []contribution{c}})
 	return nil
+}
+
+// checked returns the target of obj, sub and manager when the previous
+// contribution was checked for exactly that (the same object, unrenamed).
+func (b *Batch) checked(obj client.Object, sub ssa.Subresource, manager string) (ssa.Target, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	t := b.last.target
+	if b.last.obj == nil || b.last.obj != obj || t.Subresource != sub || t.Manager != manager ||
+		t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
+		return ssa.Target{}, false
+	}
+	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != t.GVK {
+		return ssa.Target{}, false
+	}
+	return t, true
+}
+
+// check records that obj was checked for t.
+func (b *Batch) check(obj client.Object, t ssa.Target) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.last.obj, b.last.target = obj, t
 }
 
 // Pending lists the entries still queued, objects in the order they were first

@@ -71,13 +71,17 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 // contributeWith checks obj and manager, builds the contribution and queues it.
 // Nothing is queued on an error.
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ContributeOption, build func() (contribution, error)) error {
-	gvk, err := b.applier.Identify(obj)
-	if err != nil {
-		return err
-	}
-	t := ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
-	if err := t.Validate(); err != nil {
-		return err
+	t, ok := b.checked(obj, sub, manager)
+	if !ok {
+		gvk, err := b.applier.Identify(obj)
+		if err != nil {
+			return err
+		}
+		t = ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
+		if err := t.Validate(); err != nil {
+			return err
+		}
+		b.check(obj, t)
 	}
 	c, err := build()
 	if err != nil {

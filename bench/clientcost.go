@@ -1,10 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -89,22 +91,53 @@ func (f *ClientFixture) unstructured() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// stubApplier is an Applier whose client sends nothing: the status apply is
-// only encoded as the real client would encode it, so that a Flush through it
-// costs what statusapply costs on the client.
-func (f *ClientFixture) stubApplier() (*ssa.Applier, error) {
-	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(f.scheme).Build(), interceptor.Funcs{
+// stubClient is a client whose status applies send nothing: the apply is
+// encoded as the real client would encode it, and *response is decoded into
+// it as the API server's response, as the real client decodes the response.
+// The raw apply and statusapply rows both go through it, so that they pay
+// the same client wrapper and the same response.
+func (f *ClientFixture) stubClient(response *[]byte) client.Client {
+	return interceptor.NewClient(fake.NewClientBuilder().WithScheme(f.scheme).Build(), interceptor.Funcs{
 		SubResourceApply: func(_ context.Context, _ client.Client, _ string, obj runtime.ApplyConfiguration, _ ...client.SubResourceApplyOption) error {
-			_, err := json.Marshal(obj)
-			return err
+			if _, err := json.Marshal(obj); err != nil {
+				return err
+			}
+			return json.Unmarshal(*response, obj)
 		},
 	})
-	return ssa.NewApplier(c, ssa.WithTypeConverter(f.tc), ssa.WithRegisterer(nil))
 }
 
-// buildAC is the hand-written apply configuration of the fixture's manager.
-func (f *ClientFixture) buildAC(on bool) (*acv1alpha1.WidgetApplyConfiguration, error) {
-	w, s := f.Observed, fixtureSpec(f.key(), on)
+// stubApplier is an Applier on stubClient, so that a Flush through it costs
+// what statusapply costs on the client.
+func (f *ClientFixture) stubApplier(response *[]byte) (*ssa.Applier, error) {
+	return ssa.NewApplier(f.stubClient(response), ssa.WithTypeConverter(f.tc), ssa.WithRegisterer(nil))
+}
+
+// changing returns the fixture's object as the API server shows it after the
+// fixture's manager applied the Off state (index 0) and the On state (index
+// 1), each at its own resourceVersion, with the JSON of each: a changing
+// reconcile observes one and applies the other, as a controller whose cache
+// holds its last write does.
+func (f *ClientFixture) changing() (states [2]*v1alpha1.Widget, responses [2][]byte, err error) {
+	for i, on := range []bool{false, true} {
+		w := f.Observed.DeepCopy()
+		s := fixtureSpec(f.key(), on)
+		for j := range s.Mutators {
+			meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
+		}
+		w.ResourceVersion = fmt.Sprintf("%s%d", f.Observed.ResourceVersion, i)
+		states[i] = w
+		if responses[i], err = json.Marshal(w); err != nil {
+			return states, responses, err
+		}
+	}
+	return states, responses, nil
+}
+
+// buildAC is the hand-written apply configuration of the fixture's manager,
+// decided from w.
+func (f *ClientFixture) buildAC(w *v1alpha1.Widget, on bool) (*acv1alpha1.WidgetApplyConfiguration, error) {
+	s := fixtureSpec(f.key(), on)
 	ac := acv1alpha1.Widget(w.Name, w.Namespace).WithStatus(acv1alpha1.WidgetStatus())
 	for j := range s.Mutators {
 		if err := ssa.SetCondition(&ac.Status.Conditions, w.Status.Conditions, w.Generation, s.condition(j, w.Generation)); err != nil {
@@ -128,7 +161,7 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 		{Name: "Build", What: "build one manager's apply configuration: 20 × ssa.SetCondition", Run: func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := f.buildAC(false); err != nil {
+				if _, err := f.buildAC(f.Observed, false); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -163,7 +196,7 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 			}
 		}},
 		{Name: "Encode", What: "encode one entry's apply configuration as JSON", Run: func(b *testing.B) {
-			ac, err := f.buildAC(false)
+			ac, err := f.buildAC(f.Observed, false)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -179,29 +212,49 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 				}
 			}
 		}},
-		{Name: "RawApplyClientSide", What: "hand-written apply: build and encode (what raw-apply does before the request)", Run: func(b *testing.B) {
+		{Name: "RawApplyClientSide", What: "hand-written apply: build (20 × ssa.SetCondition) and `Status().Apply` through the same encode-only client", Run: func(b *testing.B) {
+			states, responses, err := f.changing()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var response []byte
+			c := f.stubClient(&response)
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
-				ac, err := f.buildAC(false)
+				i++
+				target := i % 2
+				response = responses[target]
+				ac, err := f.buildAC(states[1-target], target == 1)
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := json.Marshal(ac); err != nil {
+				if err := c.Status().Apply(context.Background(), ac, client.FieldOwner(FixtureManager)); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}},
 		{Name: "StatusapplyMutators", What: "statusapply reconcile, client side: batch, 20 Mutators, Flush (extract, build, compare, encode)", Run: func(b *testing.B) {
-			a, err := f.stubApplier()
+			states, responses, err := f.changing()
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := fixtureSpec(f.key(), false)
+			var response []byte
+			a, err := f.stubApplier(&response)
+			if err != nil {
+				b.Fatal(err)
+			}
+			specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
 			b.ReportAllocs()
+			i := 0
 			for b.Loop() {
+				i++
+				observed, target := states[1-i%2], i%2
+				response = responses[target]
+				s := specs[i%2] // every reconcile changes every condition, as scenario 1's changing phase
 				batch := batcher.New(a)
 				for j := range s.Mutators {
-					err := batcher.Status(batch, f.Observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+					err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 						if ac.Status == nil {
 							ac.WithStatus(acv1alpha1.WidgetStatus())
 						}
@@ -216,17 +269,61 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 				}
 			}
 		}},
-		{Name: "StatusapplyEdits", What: "the same with 20 typed-object Edits (batcher.EditStatus: apply configuration derived by diff)", Run: func(b *testing.B) {
-			a, err := f.stubApplier()
+		{Name: "StatusapplySteady", What: "statusapply reconcile that changes nothing, client side: batch, 20 Mutators, Flush (no request)", Run: func(b *testing.B) {
+			states, responses, err := f.changing()
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := fixtureSpec(f.key(), false)
-			b.ReportAllocs()
-			for b.Loop() {
+			response := responses[1]
+			a, err := f.stubApplier(&response)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := fixtureSpec(f.key(), true)
+			reconcile := func(observed *v1alpha1.Widget) {
 				batch := batcher.New(a)
 				for j := range s.Mutators {
-					err := batcher.EditStatus(batch, f.Observed, FixtureManager, func(w *v1alpha1.Widget) error {
+					err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+						if ac.Status == nil {
+							ac.WithStatus(acv1alpha1.WidgetStatus())
+						}
+						return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := batch.Flush(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reconcile(states[0]) // the manager applies the On state once; the Applier remembers it
+			b.ReportAllocs()
+			for b.Loop() {
+				reconcile(states[1])
+			}
+		}},
+		{Name: "StatusapplyEdits", What: "the same with 20 typed-object Edits (batcher.EditStatus: apply configuration derived by diff)", Run: func(b *testing.B) {
+			states, responses, err := f.changing()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var response []byte
+			a, err := f.stubApplier(&response)
+			if err != nil {
+				b.Fatal(err)
+			}
+			specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				observed, target := states[1-i%2], i%2
+				response = responses[target]
+				s := specs[i%2]
+				batch := batcher.New(a)
+				for j := range s.Mutators {
+					err := batcher.EditStatus(batch, observed, FixtureManager, func(w *v1alpha1.Widget) error {
 						meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
 						return nil
 					})
@@ -242,7 +339,8 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 	}
 }
 
-// ClientCostResult is one client-side benchmark's result.
+// ClientCostResult is one client-side benchmark's result: the median run's
+// when it ran several times.
 type ClientCostResult struct {
 	Name        string  `json:"name"`
 	What        string  `json:"what"`
@@ -250,6 +348,8 @@ type ClientCostResult struct {
 	AllocsPerOp int64   `json:"allocsPerOp"`
 	BytesPerOp  int64   `json:"bytesPerOp"`
 	N           int     `json:"n"`
+	// Runs is every run's ns/op, in run order.
+	Runs []float64 `json:"nsPerOpRuns,omitempty"`
 }
 
 // RoundTrip is the wall time of one apply to the API server.
@@ -304,17 +404,36 @@ func PrepareClientFixture(ctx context.Context, h *Harness, ns string, n int) (*C
 	return f, rt, err
 }
 
-// RunClientCost runs every client-side benchmark on f with testing.Benchmark.
-func RunClientCost(f *ClientFixture, logf func(string, ...any)) []ClientCostResult {
-	var out []ClientCostResult
-	for _, cb := range ClientBenchmarks(f) {
-		r := testing.Benchmark(cb.Run)
-		res := ClientCostResult{Name: cb.Name, What: cb.What, N: r.N, AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
-		if r.N > 0 {
-			res.NsPerOp = float64(r.T.Nanoseconds()) / float64(r.N)
+// RunClientCost runs every client-side benchmark on f with testing.Benchmark,
+// rounds times, the benchmarks in a rotating order, so that a noisy stretch of
+// the machine does not fall on one benchmark only; each result is the run with
+// the median ns/op.
+func RunClientCost(f *ClientFixture, rounds int, logf func(string, ...any)) []ClientCostResult {
+	cbs := ClientBenchmarks(f)
+	runs := make([][]ClientCostResult, len(cbs))
+	for round := range max(rounds, 1) {
+		for k := range cbs {
+			i := (k + round) % len(cbs)
+			cb := cbs[i]
+			r := testing.Benchmark(cb.Run)
+			res := ClientCostResult{Name: cb.Name, What: cb.What, N: r.N, AllocsPerOp: r.AllocsPerOp(), BytesPerOp: r.AllocedBytesPerOp()}
+			if r.N > 0 {
+				res.NsPerOp = float64(r.T.Nanoseconds()) / float64(r.N)
+			}
+			logf("client round %d %-20s %10.0f ns/op %6d allocs/op %8d B/op", round+1, res.Name, res.NsPerOp, res.AllocsPerOp, res.BytesPerOp)
+			runs[i] = append(runs[i], res)
 		}
-		logf("client %-20s %10.0f ns/op %6d allocs/op %8d B/op", res.Name, res.NsPerOp, res.AllocsPerOp, res.BytesPerOp)
-		out = append(out, res)
+	}
+	out := make([]ClientCostResult, 0, len(cbs))
+	for _, rs := range runs {
+		ns := make([]float64, len(rs))
+		for j, r := range rs {
+			ns[j] = r.NsPerOp
+		}
+		sorted := slices.SortedFunc(slices.Values(rs), func(a, b ClientCostResult) int { return cmp.Compare(a.NsPerOp, b.NsPerOp) })
+		med := sorted[(len(sorted)-1)/2]
+		med.Runs = ns
+		out = append(out, med)
 	}
 	return out
 }

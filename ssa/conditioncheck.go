@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"sync"
 	"time"
 
@@ -114,7 +113,7 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, m
 			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
 		}
 		seen[cond.Type] = struct{}{}
-		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && reflect.DeepEqual(&conds[i], prev) {
+		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && equalAC(&conds[i], prev) {
 			continue // already owned, as the API server accepted it
 		}
 		if err := memo.check(cond, readErrs); err != nil {

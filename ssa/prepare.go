@@ -77,14 +77,16 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
+	if equalAC(ac, owned.ac) {
+		// What the manager owns, as the API server accepted it: nothing to
+		// send, nothing to check.
+		return &prepared{unchanged: true}, nil
+	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
 		ownedConds, _ := lay.statusConditions(owned.ac)
 		if err := a.checkConditions(t, conds, ownedConds, nil, nil); err != nil {
 			return nil, err
 		}
-	}
-	if reflect.DeepEqual(ac, owned.ac) {
-		return &prepared{unchanged: true}, nil
 	}
 	lay.setUID(ac, obs.GetUID())
 	body, err := json.Marshal(ac)
