@@ -34,18 +34,21 @@ func runConfig() (cfg Config, quick bool, scenarios []string) {
 		scenarios = strings.Split(s, ",")
 	}
 	if quick {
+		// W=8 is in, so that scenario 2's goal is judged at one of its writer counts.
 		return Config{
-			Reconcile:  ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 10, SlowReconciles: 3, Rounds: 1},
-			Contention: ContentionConfig{Writers: []int{1, 2, 4}, Updates: 10, Rounds: 1},
-			Scale:      ScaleConfig{Objects: 100, Concurrency: 8, Rounds: 2},
-			RoundTrips: 30,
+			Reconcile:    ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 10, SlowReconciles: 3, Rounds: 1},
+			Contention:   ContentionConfig{Writers: []int{1, 2, 4, 8}, Updates: 10, Rounds: 1},
+			Scale:        ScaleConfig{Objects: 100, Concurrency: 8, Rounds: 2},
+			RoundTrips:   30,
+			ClientRounds: 1,
 		}, true, scenarios
 	}
 	return Config{
-		Reconcile:  ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 40, SlowReconciles: 10, Rounds: 4},
-		Contention: ContentionConfig{Writers: []int{1, 2, 4, 8, 16}, Updates: 20, Rounds: 2},
-		Scale:      ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 2},
-		RoundTrips: 100,
+		Reconcile:    ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 40, SlowReconciles: 10, Rounds: 4},
+		Contention:   ContentionConfig{Writers: []int{1, 2, 4, 8, 16}, Updates: 20, Rounds: 2},
+		Scale:        ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 2},
+		RoundTrips:   100,
+		ClientRounds: 3,
 	}, false, scenarios
 }
 
@@ -100,7 +103,7 @@ func TestBenchmarks(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res.Client = RunClientCost(f, t.Logf)
+			res.Client = RunClientCost(f, cfg.ClientRounds, t.Logf)
 		case "reconcile":
 			if res.Reconcile, err = RunReconcile(ctx, h, namespace("reconcile"), cfg.Reconcile, t.Logf); err != nil {
 				t.Fatal(err)
@@ -128,9 +131,7 @@ func TestBenchmarks(t *testing.T) {
 	if err := write(res, quick); err != nil {
 		t.Fatal(err)
 	}
-	for _, g := range res.Goals() {
-		t.Logf("goal %s: %s: %s (%s)", g.Scenario, g.Goal, g.Measured, verdict(g.Met))
-	}
+	t.Logf("goals:\n\n%s", res.GoalsTable())
 }
 
 // TestRender rewrites the document and chart from a results file
@@ -283,5 +284,66 @@ func TestPercentile(t *testing.T) {
 	}
 	if Percentile(nil, 50) != 0 {
 		t.Fatal("no samples should give 0")
+	}
+}
+
+// TestGoals judges made-up results: goals against the right peers, rows
+// without a goal neither met nor missed, goals without data not measured.
+func TestGoals(t *testing.T) {
+	rec := func(approach string, m int, phase string, perSecond float64, requests map[string]int) ReconcileResult {
+		return ReconcileResult{Approach: approach, Managers: m, Phase: phase, Reconciles: 100,
+			Wall: time.Duration(100 / perSecond * float64(time.Second)), Requests: requests}
+	}
+	res := &Results{Config: Config{Reconcile: ReconcileConfig{Managers: []int{1, 3}}, Contention: ContentionConfig{Writers: []int{8}}, Scale: ScaleConfig{Objects: 10}}}
+	for _, m := range []int{1, 3} {
+		res.Reconcile = append(res.Reconcile,
+			rec(Statusapply, m, PhaseChanging, 100, map[string]int{"apply": 100 * m}),
+			rec(Statusapply, m, PhaseSteady, 1000, nil),
+			rec(RawApply, m, PhaseChanging, 100, map[string]int{"apply": 100 * m}),
+			rec(CAPIHelper, m, PhaseChanging, 50, map[string]int{"get": 100, "patch": 100}),
+			rec(CAPIHelper, m, PhaseSteady, 900, nil),
+			rec(CAPIHelperInMemory, m, PhaseSteady, 2000, nil))
+	}
+	res.Contention = []ContentionResult{
+		{Approach: StatusapplyShared, Writers: 8, Updates: 100, Wall: time.Second},
+		{Approach: StatusapplySep, Writers: 8, Updates: 50, Wall: time.Second},
+		{Approach: RawApplySerialized, Writers: 8, Updates: 110, Wall: time.Second},
+		{Approach: RawApply, Writers: 8, Updates: 40, Wall: time.Second},
+	}
+	res.Scale = []ScaleResult{
+		{Approach: RawApply, Objects: 10, Managers: 3, Wall: time.Second, PeakHeap: 10 << 20},
+		{Approach: Statusapply, Objects: 10, Managers: 3, Wall: time.Second, PeakHeap: 30 << 20},
+	}
+	res.Client = []ClientCostResult{{Name: "RawApplyClientSide", NsPerOp: 100e3}, {Name: "StatusapplyMutators", NsPerOp: 140e3}, {Name: "StatusapplyEdits", NsPerOp: 250e3}}
+	res.RoundTrip = &RoundTrip{P50: 10 * time.Millisecond}
+
+	want := map[string]string{
+		"M=1, changing, reconciles/s: ≥ 0.95x (d) raw apply":                                                                                      "met",
+		"M=1, changing, reconciles/s: ≥ 1.2x (c) Cluster API patch helper":                                                                        "met",
+		"M=3, changing, reconciles/s: against (c) Cluster API patch helper (no goal at M > 1, see below)":                                         "reported, no goal",
+		"M=3, steady, reconciles/s: ≥ 1.0x (c) Cluster API patch helper (reading the same informer cache), both 0 requests":                       "met",
+		"M=1, steady, reconciles/s: (e) against (c') Cluster API patch helper, object in memory":                                                  "reported, no goal",
+		"W=8, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed":  "**missed**",
+		"W=16, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed": "not measured",
+		"10 objects × 3 managers in one Flush: ≥ 0.95x the raw loop in applies/s":                                                                 "met",
+		"10 objects × 3 managers in one Flush: peak heap ≤ 2x the raw loop's":                                                                     "**missed**",
+		"client side: StatusapplyMutators ≤ 1.5x RawApplyClientSide in µs/op":                                                                     "met",
+		"client side: StatusapplyEdits ≤ 2x RawApplyClientSide in µs/op":                                                                          "**missed**",
+		"client side: StatusapplyMutators < 5% of one apply's p50 on envtest":                                                                     "met",
+	}
+	got := map[string]string{}
+	for _, g := range res.Goals() {
+		got[g.Goal] = g.Verdict()
+	}
+	for goal, v := range want {
+		if got[goal] != v {
+			t.Errorf("%q: %q, want %q", goal, got[goal], v)
+		}
+	}
+	if _, ok := got["M=3, changing, reconciles/s: ≥ 1.2x (c) Cluster API patch helper"]; ok {
+		t.Error("M=3 has no goal against (c) in the changing phase")
+	}
+	if md := res.Markdown(""); !strings.Contains(md, "goals met") {
+		t.Error("the document has no goal count")
 	}
 }

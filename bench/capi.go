@@ -58,6 +58,3 @@ func NewCAPIScheme() (*runtime.Scheme, error) {
 	metav1.AddToGroupVersion(s, gv)
 	return s, nil
 }
-
-// AsCAPI wraps a copy of w.
-func AsCAPI(w *v1alpha1.Widget) *CAPIWidget { return &CAPIWidget{Widget: *w.DeepCopy()} }

@@ -26,7 +26,26 @@ import (
 )
 
 // ContentionApproaches lists scenario 2's approaches in run order.
-var ContentionApproaches = []string{MergePatchStale, OptimisticPatch, CAPIHelper, RawApply, StatusapplyShared, StatusapplySep}
+var ContentionApproaches = []string{MergePatchStale, OptimisticPatch, CAPIHelper, RawApply, RawApplySerialized, StatusapplyShared, StatusapplySep}
+
+// objectLocks is a mutex per object, shared by the writers of one process: what
+// (d') raw apply, serialized per object, takes around each apply.
+type objectLocks struct {
+	mu    sync.Mutex
+	locks map[client.ObjectKey]*sync.Mutex
+}
+
+func (l *objectLocks) For(key client.ObjectKey) *sync.Mutex {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.locks == nil {
+		l.locks = map[client.ObjectKey]*sync.Mutex{}
+	}
+	if l.locks[key] == nil {
+		l.locks[key] = &sync.Mutex{}
+	}
+	return l.locks[key]
+}
 
 // writerCondition is writer i's condition: its own type, and its update
 // counter in the message, so that a watch can tell when it goes backwards.
@@ -172,6 +191,28 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 				return c.Status().Apply(ctx, ac, client.FieldOwner(fmt.Sprintf("writer-%d", i)))
 			}
 		}
+	case RawApplySerialized:
+		// The same applies as RawApply, but one process's writers of an object
+		// send them one at a time: the ceiling for a per-object lane, which
+		// does at least this much. Only the request is inside the lock.
+		c, err := newClient(false)
+		if err != nil {
+			return nil, nil, err
+		}
+		locks := &objectLocks{}
+		for i := range ups {
+			ups[i] = func(ctx context.Context, i, k int) error {
+				cond := writerCondition(i, k, 1, start)
+				ac := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus())
+				if err := ssa.SetCondition(&ac.Status.Conditions, nil, 1, cond); err != nil {
+					return err
+				}
+				lock := locks.For(key)
+				lock.Lock()
+				defer lock.Unlock()
+				return c.Status().Apply(ctx, ac, client.FieldOwner(fmt.Sprintf("writer-%d", i)))
+			}
+		}
 	case StatusapplyShared, StatusapplySep:
 		var shared *ssa.Applier
 		if approach == StatusapplyShared {
@@ -201,7 +242,7 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 				return nil, nil, err
 			}
 			ups[i] = func(ctx context.Context, i, k int) error {
-				var last *unstructured.Unstructured
+				var last client.Object
 				b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, res ssa.Result, _ error) { last = res.Object }))
 				err := batcher.Status(b, observed, fmt.Sprintf("writer-%d", i), func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 					if ac.Status == nil {
@@ -215,11 +256,11 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 				if err := b.Flush(ctx); err != nil {
 					return err
 				}
-				if last != nil {
-					next := &v1alpha1.Widget{}
-					if err := runtime.DefaultUnstructuredConverter.FromUnstructured(last.Object, next); err != nil {
-						return err
-					}
+				next, err := asWidget(last)
+				if err != nil {
+					return err
+				}
+				if next != nil {
 					observed = next
 				}
 				return nil
@@ -229,6 +270,25 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 		return nil, nil, fmt.Errorf("unknown approach %q", approach)
 	}
 	return ups, cs, nil
+}
+
+// asWidget is the object an apply's result reported, as a Widget: the Applier
+// returns it as the observed object's Go type or as unstructured content. Nil
+// when there is none.
+func asWidget(o client.Object) (*v1alpha1.Widget, error) {
+	switch o := o.(type) {
+	case nil:
+		return nil, nil
+	case *v1alpha1.Widget:
+		return o, nil
+	case *unstructured.Unstructured:
+		if o == nil {
+			return nil, nil
+		}
+		w := &v1alpha1.Widget{}
+		return w, runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, w)
+	}
+	return nil, fmt.Errorf("the apply returned a %T, want a Widget", o)
 }
 
 // ContentionResult is one approach at one writer count.

@@ -38,6 +38,9 @@ type Config struct {
 	Contention ContentionConfig `json:"contention"`
 	Scale      ScaleConfig      `json:"scale"`
 	RoundTrips int              `json:"roundTrips"`
+	// ClientRounds is how many times scenario 4's benchmarks ran (the
+	// median is reported); 0 in results from before it existed means 1.
+	ClientRounds int `json:"clientRounds,omitempty"`
 }
 
 // Results is one run: what the JSON file holds and the document is made from.
@@ -56,7 +59,9 @@ var labels = map[string]string{
 	GetPatchPerMutator: "(a) GET + merge patch per mutator",
 	OptimisticPatch:    "(b) GET + optimistic-lock merge patch",
 	CAPIHelper:         "(c) Cluster API patch helper",
+	CAPIHelperInMemory: "(c') Cluster API patch helper, object in memory",
 	RawApply:           "(d) raw apply",
+	RawApplySerialized: "(d') raw apply, serialized per object",
 	Statusapply:        "(e) statusapply",
 	MergePatchStale:    "GET + merge patch (no lock)",
 	StatusapplyShared:  "statusapply, one process (shared Applier)",
@@ -211,99 +216,273 @@ func total(counts map[string]int) int {
 	return n
 }
 
-// Goal is one of the project's targets, judged on a run.
+// Goal is one of the project's targets, judged on a run, or a ratio the
+// document reports without a target.
 type Goal struct {
 	Scenario string
 	Goal     string
 	Measured string
 	Met      bool
+	// Report marks a row shown without a goal: it is neither met nor missed.
+	Report bool
+	// Unmeasured marks a goal this run has no data for (a quick run's sizes,
+	// or a results file from before the approach existed).
+	Unmeasured bool
 }
 
-// Goals judges every goal the run has data for.
+// Verdict is the goal table's last column.
+func (g Goal) Verdict() string {
+	switch {
+	case g.Report:
+		return "reported, no goal"
+	case g.Unmeasured:
+		return "not measured"
+	}
+	return verdict(g.Met)
+}
+
+// Goals judges every goal of the scenarios the run has data for.
 func (r *Results) Goals() []Goal {
 	var goals []Goal
+	goals = append(goals, r.reconcileGoals()...)
+	goals = append(goals, r.contentionGoals()...)
+	goals = append(goals, r.scaleGoals()...)
+	goals = append(goals, r.clientGoals()...)
+	return goals
+}
+
+// GoalsTable renders the goals as a Markdown table, with a count below it.
+func (r *Results) GoalsTable() string {
+	var b strings.Builder
+	b.WriteString("| scenario | goal | measured | |\n|---|---|---|---|\n")
+	met, missed, unmeasured, reported := 0, 0, 0, 0
+	for _, g := range r.Goals() {
+		switch {
+		case g.Report:
+			reported++
+		case g.Unmeasured:
+			unmeasured++
+		case g.Met:
+			met++
+		default:
+			missed++
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, g.Verdict())
+	}
+	fmt.Fprintf(&b, "\n%d goals met, %d missed", met, missed)
+	if unmeasured > 0 {
+		fmt.Fprintf(&b, ", %d not measured in this run", unmeasured)
+	}
+	fmt.Fprintf(&b, "; %d rows reported without a goal.\n", reported)
+	return b.String()
+}
+
+// reconcileGoals are scenario 1's: per M, the requests statusapply sends, and
+// its reconciles/s against (d) and (c) in the changing phase and against (c)
+// in the steady phase; (c') is reported.
+func (r *Results) reconcileGoals() []Goal {
+	if len(r.Reconcile) == 0 {
+		return nil
+	}
+	vs := func(own, peer ReconcileResult) (float64, string) {
+		x := ratio(own.PerSecond(), peer.PerSecond())
+		return x, fmt.Sprintf("%.2fx (%.0f vs %.0f/s)", x, own.PerSecond(), peer.PerSecond())
+	}
+	var goals []Goal
 	for _, m := range r.Config.Reconcile.Managers {
-		ch, ok := findReconcile(r.Reconcile, Statusapply, m, PhaseChanging)
-		if !ok {
+		ch, okCh := findReconcile(r.Reconcile, Statusapply, m, PhaseChanging)
+		st, okSt := findReconcile(r.Reconcile, Statusapply, m, PhaseSteady)
+		if !okCh || !okSt {
 			continue
 		}
 		applies := ch.PerReconcile(float64(ch.Requests["apply"]))
-		goals = append(goals, Goal{"1", fmt.Sprintf("M=%d: one apply per (object, manager) with a change, no GET", m),
-			fmt.Sprintf("%s per reconcile", perVerb(ch.Requests, ch.Reconciles)),
-			applies == float64(m) && total(ch.Requests) == ch.Reconciles*m})
-		if st, ok := findReconcile(r.Reconcile, Statusapply, m, PhaseSteady); ok {
-			goals = append(goals, Goal{"1", fmt.Sprintf("M=%d: no request in steady state", m),
-				fmt.Sprintf("%d requests in %d reconciles", total(st.Requests), st.Reconciles), total(st.Requests) == 0})
+		goals = append(goals, Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d: one apply per (object, manager) with a change, no GET", m),
+			Measured: fmt.Sprintf("%s per reconcile", perVerb(ch.Requests, ch.Reconciles)),
+			Met:      applies == float64(m) && total(ch.Requests) == ch.Reconciles*m})
+		goals = append(goals, Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d: no request in steady state", m),
+			Measured: fmt.Sprintf("%d requests in %d reconciles", total(st.Requests), st.Reconciles), Met: total(st.Requests) == 0})
+
+		// Changing: against (d) for every M, against (c) for M=1 only.
+		g := Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d, changing, reconciles/s: ≥ 0.95x %s", m, label(RawApply))}
+		if d, ok := findReconcile(r.Reconcile, RawApply, m, PhaseChanging); ok {
+			var x float64
+			x, g.Measured = vs(ch, d)
+			g.Met = x >= 0.95
+		} else {
+			g.Measured, g.Unmeasured = "no (d) in this run", true
 		}
-		for _, phase := range []string{PhaseChanging, PhaseSteady} {
-			own, _ := findReconcile(r.Reconcile, Statusapply, m, phase)
-			for _, peer := range []struct {
-				name string
-				want float64
-			}{{RawApply, 0.9}, {CAPIHelper, 1.2}} {
-				p, ok := findReconcile(r.Reconcile, peer.name, m, phase)
-				if !ok {
-					continue
-				}
-				x := ratio(own.PerSecond(), p.PerSecond())
-				goals = append(goals, Goal{"1", fmt.Sprintf("M=%d, %s: ≥ %.1fx %s in reconciles/s", m, phase, peer.want, label(peer.name)),
-					fmt.Sprintf("%.2fx (%.0f vs %.0f/s)", x, own.PerSecond(), p.PerSecond()), x >= peer.want})
+		goals = append(goals, g)
+		if c, ok := findReconcile(r.Reconcile, CAPIHelper, m, PhaseChanging); ok {
+			x, measured := vs(ch, c)
+			if m == 1 {
+				goals = append(goals, Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d, changing, reconciles/s: ≥ 1.2x %s", m, label(CAPIHelper)),
+					Measured: measured, Met: x >= 1.2})
+			} else {
+				goals = append(goals, Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d, changing, reconciles/s: against %s (no goal at M > 1, see below)", m, label(CAPIHelper)),
+					Measured: fmt.Sprintf("%s; requests per reconcile: %s vs %s", measured, perVerb(ch.Requests, ch.Reconciles), perVerb(c.Requests, c.Reconciles)),
+					Report:   true})
 			}
 		}
+
+		// Steady: against (c), which reads the informer cache as (e) does;
+		// (c') reported.
+		g = Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d, steady, reconciles/s: ≥ 1.0x %s (reading the same informer cache), both 0 requests", m, label(CAPIHelper))}
+		if c, ok := findReconcile(r.Reconcile, CAPIHelper, m, PhaseSteady); ok {
+			var x float64
+			x, g.Measured = vs(st, c)
+			g.Measured += fmt.Sprintf("; %d vs %d requests", total(st.Requests), total(c.Requests))
+			g.Met = x >= 1.0 && total(st.Requests) == 0
+		} else {
+			g.Measured, g.Unmeasured = "no (c) in this run", true
+		}
+		goals = append(goals, g)
+		if c, ok := findReconcile(r.Reconcile, CAPIHelperInMemory, m, PhaseSteady); ok {
+			_, measured := vs(st, c)
+			goals = append(goals, Goal{Scenario: "1", Goal: fmt.Sprintf("M=%d, steady, reconciles/s: (e) against %s", m, label(CAPIHelperInMemory)),
+				Measured: fmt.Sprintf("%s; %d vs %d requests", measured, total(st.Requests), total(c.Requests)), Report: true})
+		}
 	}
+	return goals
+}
+
+// contentionWriters are the writer counts scenario 2's throughput goal is
+// judged at.
+var contentionWriters = []int{8, 16}
+
+// contentionGoals are scenario 2's: statusapply never loses or fails an
+// update, and one process keeps up with (d') at high W.
+func (r *Results) contentionGoals() []Goal {
 	cont := mergedContention(r.Contention)
-	if len(cont) > 0 {
-		for _, a := range []string{StatusapplyShared, StatusapplySep} {
-			lost, c409, failed := 0, 0, 0
-			for _, c := range cont {
-				if c.Approach == a {
-					lost += c.Regressions + c.FinalLost
-					c409 += c.Conflict
-					failed += c.Failed
-				}
-			}
-			goals = append(goals, Goal{"2", fmt.Sprintf("%s: no lost update, no 409, no failed write (every W)", label(a)),
-				fmt.Sprintf("%d lost, %d 409s, %d failed", lost, c409, failed), lost == 0 && c409 == 0 && failed == 0})
-		}
-		for _, w := range r.Config.Contention.Writers {
-			if w != 8 && w != 16 {
-				continue
-			}
-			var own ContentionResult
-			best := ContentionResult{}
-			for _, c := range cont {
-				switch {
-				case c.Writers != w:
-				case c.Approach == StatusapplyShared:
-					own = c
-				case c.Approach == StatusapplySep:
-				case c.Lossless() && c.PerSecond() > best.PerSecond():
-					best = c
-				}
-			}
-			if best.Approach == "" {
-				goals = append(goals, Goal{"2", fmt.Sprintf("W=%d: one process ≥ 1.3x the best lossless peer", w), "no peer was lossless", true})
-				continue
-			}
-			x := ratio(own.PerSecond(), best.PerSecond())
-			goals = append(goals, Goal{"2", fmt.Sprintf("W=%d: one process ≥ 1.3x the best lossless peer", w),
-				fmt.Sprintf("%.2fx %s (%.0f vs %.0f updates/s)", x, label(best.Approach), own.PerSecond(), best.PerSecond()), x >= 1.3})
-		}
+	if len(cont) == 0 {
+		return nil
 	}
-	if sc := mergedScale(r.Scale); len(sc) == 2 {
-		raw, own := sc[0], sc[1]
-		x := ratio(own.AppliesPerSecond(), raw.AppliesPerSecond())
-		goals = append(goals, Goal{"3", fmt.Sprintf("%d objects × %d managers in one Flush: ≥ 0.9x the raw loop", r.Config.Scale.Objects, len(ScaleManagers)),
-			fmt.Sprintf("%.2fx (%.0f vs %.0f applies/s)", x, own.AppliesPerSecond(), raw.AppliesPerSecond()), x >= 0.9})
+	find := func(approach string, w int) (ContentionResult, bool) {
+		for _, c := range cont {
+			if c.Approach == approach && c.Writers == w {
+				return c, true
+			}
+		}
+		return ContentionResult{}, false
 	}
-	if r.RoundTrip != nil {
+	var goals []Goal
+	for _, a := range []string{StatusapplyShared, StatusapplySep} {
+		lost, c409, failed := 0, 0, 0
+		for _, c := range cont {
+			if c.Approach == a {
+				lost += c.Regressions + c.FinalLost
+				c409 += c.Conflict
+				failed += c.Failed
+			}
+		}
+		goals = append(goals, Goal{Scenario: "2", Goal: fmt.Sprintf("%s: no lost update, no 409, no failed write (every W)", label(a)),
+			Measured: fmt.Sprintf("%d lost, %d 409s, %d failed", lost, c409, failed), Met: lost == 0 && c409 == 0 && failed == 0})
+	}
+	for _, w := range contentionWriters {
+		g := Goal{Scenario: "2", Goal: fmt.Sprintf("W=%d, updates/s: %s ≥ 0.95x %s, with 0 lost, 0 409s, 0 failed", w, label(StatusapplyShared), label(RawApplySerialized))}
+		own, okOwn := find(StatusapplyShared, w)
+		ser, okSer := find(RawApplySerialized, w)
+		switch {
+		case !okOwn:
+			g.Measured, g.Unmeasured = fmt.Sprintf("W=%d not in this run", w), true
+		case !okSer:
+			g.Measured, g.Unmeasured = "no (d') in this run", true
+		default:
+			x := ratio(own.PerSecond(), ser.PerSecond())
+			lost := own.Regressions + own.FinalLost
+			g.Measured = fmt.Sprintf("%.2fx (%.0f vs %.0f updates/s); %d lost, %d 409s, %d failed", x, own.PerSecond(), ser.PerSecond(), lost, own.Conflict, own.Failed)
+			if ser.Failed > 0 {
+				g.Measured += fmt.Sprintf(" ((d') %d failed)", ser.Failed)
+			}
+			g.Met = x >= 0.95 && lost == 0 && own.Conflict == 0 && own.Failed == 0
+		}
+		goals = append(goals, g)
+		if !okOwn {
+			continue
+		}
+		// What the lane is worth against the peers that do not serialize.
+		var best ContentionResult
+		for _, c := range cont {
+			switch {
+			case c.Writers != w, c.Approach == StatusapplyShared, c.Approach == StatusapplySep, c.Approach == RawApplySerialized:
+			case c.Lossless() && c.PerSecond() > best.PerSecond():
+				best = c
+			}
+		}
+		rep := Goal{Scenario: "2", Goal: fmt.Sprintf("W=%d, updates/s: one process against the fastest lossless peer that does not serialize per object", w), Report: true}
+		if best.Approach == "" {
+			rep.Measured = "no such peer was lossless"
+		} else {
+			rep.Measured = fmt.Sprintf("%.2fx %s (%.0f vs %.0f updates/s)", ratio(own.PerSecond(), best.PerSecond()), label(best.Approach), own.PerSecond(), best.PerSecond())
+		}
+		goals = append(goals, rep)
+	}
+	return goals
+}
+
+// scaleGoals are scenario 3's: one Flush against the raw loop, in applies/s
+// and in peak heap.
+func (r *Results) scaleGoals() []Goal {
+	sc := mergedScale(r.Scale)
+	if len(sc) != 2 {
+		return nil
+	}
+	raw, own := sc[0], sc[1]
+	what := fmt.Sprintf("%d objects × %d managers in one Flush", r.Config.Scale.Objects, len(ScaleManagers))
+	x := ratio(own.AppliesPerSecond(), raw.AppliesPerSecond())
+	speed := Goal{Scenario: "3", Goal: what + ": ≥ 0.95x the raw loop in applies/s",
+		Measured: fmt.Sprintf("%.2fx (%.0f vs %.0f applies/s)", x, own.AppliesPerSecond(), raw.AppliesPerSecond()), Met: x >= 0.95 && own.FailedOps == 0}
+	if own.FailedOps > 0 {
+		speed.Measured += fmt.Sprintf("; %d failed", own.FailedOps)
+	}
+	mib := func(b uint64) float64 { return float64(b) / (1 << 20) }
+	heap := Goal{Scenario: "3", Goal: what + ": peak heap ≤ 2x the raw loop's"}
+	if raw.PeakHeap == 0 {
+		heap.Measured = fmt.Sprintf("%.1f MiB vs 0 for the raw loop", mib(own.PeakHeap))
+		heap.Met = own.PeakHeap == 0
+	} else {
+		h := ratio(float64(own.PeakHeap), float64(raw.PeakHeap))
+		heap.Measured = fmt.Sprintf("%.2fx (%.1f vs %.1f MiB)", h, mib(own.PeakHeap), mib(raw.PeakHeap))
+		heap.Met = h <= 2
+	}
+	return []Goal{speed, heap}
+}
+
+// clientGoals are scenario 4's: statusapply's client-side work against a
+// hand-written apply's, and against one apply's round trip.
+func (r *Results) clientGoals() []Goal {
+	find := func(name string) (ClientCostResult, bool) {
 		for _, c := range r.Client {
-			if c.Name != "StatusapplyMutators" && c.Name != "StatusapplyEdits" {
+			if c.Name == name {
+				return c, true
+			}
+		}
+		return ClientCostResult{}, false
+	}
+	limits := []struct {
+		name string
+		max  float64
+	}{{"StatusapplyMutators", 1.5}, {"StatusapplyEdits", 2}}
+	var goals []Goal
+	if raw, ok := find("RawApplyClientSide"); ok {
+		for _, l := range limits {
+			c, ok := find(l.name)
+			if !ok {
 				continue
 			}
-			x := c.NsPerOp / float64(r.RoundTrip.P50)
-			goals = append(goals, Goal{"4", fmt.Sprintf("client-side cost (%s) < 10%% of one apply on envtest", c.Name),
-				fmt.Sprintf("%.1f%% (%.0f µs vs %s ms)", 100*x, c.NsPerOp/1e3, ms(r.RoundTrip.P50)), x < 0.1})
+			x := ratio(c.NsPerOp, raw.NsPerOp)
+			goals = append(goals, Goal{Scenario: "4", Goal: fmt.Sprintf("client side: %s ≤ %gx RawApplyClientSide in µs/op", l.name, l.max),
+				Measured: fmt.Sprintf("%.2fx (%.0f vs %.0f µs)", x, c.NsPerOp/1e3, raw.NsPerOp/1e3), Met: raw.NsPerOp > 0 && x <= l.max})
+		}
+	}
+	if rt := r.RoundTrip; rt != nil && rt.P50 > 0 {
+		for _, l := range limits {
+			c, ok := find(l.name)
+			if !ok {
+				continue
+			}
+			x := c.NsPerOp / float64(rt.P50)
+			goals = append(goals, Goal{Scenario: "4", Goal: fmt.Sprintf("client side: %s < 5%% of one apply's p50 on envtest", l.name),
+				Measured: fmt.Sprintf("%.1f%% (%.0f µs vs %s ms)", 100*x, c.NsPerOp/1e3, ms(rt.P50)), Met: x < 0.05})
 		}
 	}
 	return goals
@@ -331,15 +510,18 @@ func (r *Results) Markdown(chart string) string {
 		p("The library at commit `%s`.\n\n", m.Commit)
 	}
 
-	p("## Goals\n\n| scenario | goal | measured | |\n|---|---|---|---|\n")
-	missed := 0
-	for _, g := range r.Goals() {
-		if !g.Met {
-			missed++
-		}
-		p("| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, verdict(g.Met))
-	}
-	p("\n%d goals missed. Each scenario below says what was measured and how.\n\n", missed)
+	p("## Goals\n\n%s\n", r.GoalsTable())
+	p("Each scenario below says what was measured and how. Rows *reported, no goal* are ratios shown for reading the\n")
+	p("others, with no target:\n\n")
+	p("- Scenario 1, changing phase, M > 1, against (c): the Cluster API helper sends one patch (after one GET) for all the\n")
+	p("  conditions, under one owner, whatever M is. statusapply keeps every writer's ownership apart, which takes one apply\n")
+	p("  per field manager: 3 per reconcile at M=3. Per-writer ownership cannot beat one patch on requests, so the goal\n")
+	p("  against (c) holds for M=1 only; at M > 1 statusapply's goal is against (d), the same applies written by hand.\n")
+	p("- Scenario 1, steady phase, against (c'): the helper on an object held in memory, with no informer cache read.\n")
+	p("  statusapply reads the cache in every reconcile, as (c) does; the goal is against (c), and (c') shows what the\n")
+	p("  cache read costs.\n")
+	p("- Scenario 2, one process against the fastest lossless peer that does not serialize per object: what the per-object\n")
+	p("  lane is worth against (b), (c), (d) and the unlocked merge patch. The goal is against (d'), the lane's ceiling.\n\n")
 
 	r.reconcileSection(p)
 	r.contentionSection(p, chart)
@@ -363,6 +545,11 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 	p("- **(a)** each status function GETs the Widget, sets its condition (`meta.SetStatusCondition`) and sends a merge patch\n  (none when nothing changed).\n")
 	p("- **(b)** one GET, every status function on that object, one merge patch with `MergeFromWithOptimisticLock`; on a 409\n  all again (`retry.RetryOnConflict(retry.DefaultRetry, ...)`); no patch when nothing changed. A minimal per-reconcile\n  merge-patch batcher.\n")
 	p("- **(c)** `sigs.k8s.io/cluster-api/util/patch`: `NewHelper` on the object from the informer cache, Cluster API's\n  `conditions.Set` per status function, `helper.Patch`. The Widget is wrapped in a type with `GetConditions` /\n  `SetConditions`, so the helper takes its conditions path (a GET and an optimistic-lock patch of the conditions).\n")
+	p("- **(c')** the same helper on an object the reconciler keeps in memory: `NewHelper`, `conditions.Set` per status\n")
+	p("  function, `helper.Patch`, on the object the previous reconcile ended with (`Patch` leaves the edited object as it\n")
+	p("  is), so no reconcile reads the informer cache; the object is read once before the first reconcile, outside the\n")
+	p("  measurement. In the steady phase (c) and (c') send nothing (the helper compares before and after); what sets them\n")
+	p("  apart is the cache read. In the changing phase the helper GETs the object anyway (its conditions path).\n")
 	p("- **(d)** one hand-written apply configuration per manager, built from the cached object with `ssa.SetCondition` (to keep\n  `lastTransitionTime`), sent with `Status().Apply` every reconcile.\n")
 	p("- **(e)** statusapply: `batcher.New` per reconcile on a long-lived `ssa.Applier`, `batcher.Status` per status function,\n  `Flush`.\n\n")
 	p("(c), (d) and (e) read the Widget from a controller-runtime informer cache (managedFields kept), as a controller does;\n")
@@ -372,7 +559,7 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 		p("| approach | phase | reconciles/s | requests per reconcile | CPU ms/reconcile | allocs/reconcile | KiB/reconcile |\n")
 		p("|---|---|---:|---|---:|---:|---:|\n")
 		for _, phase := range []string{PhaseChanging, PhaseSteady} {
-			for _, a := range []string{GetPatchPerMutator, OptimisticPatch, CAPIHelper, RawApply, Statusapply} {
+			for _, a := range []string{GetPatchPerMutator, OptimisticPatch, CAPIHelper, CAPIHelperInMemory, RawApply, Statusapply} {
 				res, ok := findReconcile(r.Reconcile, a, mgr, phase)
 				if !ok {
 					continue
@@ -401,6 +588,9 @@ func (r *Results) contentionSection(p func(string, ...any), chart string) {
 	p("- **(b) optimistic-lock merge patch**: the same with `MergeFromWithOptimisticLock`, retried on 409 with `retry.DefaultRetry` (5 attempts).\n")
 	p("- **(c) Cluster API patch helper**: GET, `NewHelper`, `conditions.Set`, `Patch` (its own GET + optimistic-lock retry loop, 5 attempts with 100 ms jittered backoff).\n")
 	p("- **(d) raw apply**: one hand-written apply per update, all writers at once.\n")
+	p("- **(d') raw apply, serialized per object**: the same applies, but the writers of one object share a per-object mutex\n")
+	p("  (one process) held around the request only, so one apply at a time reaches the object. This is what a per-object\n")
+	p("  lane does at the least: the measured ceiling for statusapply's one-process lane.\n")
 	p("- **statusapply, one process**: every writer uses the same `ssa.Applier` (and client), so the Applier's per-object lane\n  sends one apply at a time to the object; a batch per update.\n")
 	p("- **statusapply, separate processes**: every writer has its own client and Applier: nothing shared client-side.\n\n")
 	p("The peers share one client (one process); the statusapply writers observe the object as their own last apply returned it.\n\n")
@@ -460,9 +650,15 @@ func (r *Results) clientSection(p func(string, ...any)) {
 	}
 	p("## 4. Client cost\n\n")
 	p("Go benchmarks (`testing.Benchmark`, allocations reported) of the client-side work, on a Widget as the API server\n")
-	p("returned it after real applies (one manager owning 20 conditions, managedFields included). Nothing is sent: the\n")
-	p("statusapply rows flush through an Applier whose client only JSON-encodes the apply. The same bodies run as plain\n")
-	p("`Benchmark*` functions on the committed fixture `bench/testdata/observed-widget.json`.\n\n")
+	p("returned it after real applies (one manager owning 20 conditions, managedFields included). Nothing is sent:\n")
+	p("RawApplyClientSide and the statusapply rows call `Status().Apply` on the same client, which only JSON-encodes the\n")
+	p("apply, so their ratio is the client-side work statusapply adds to a hand-written apply. ")
+	if n := max(r.Config.ClientRounds, 1); n > 1 {
+		p("Every benchmark ran %d times, the\nbenchmarks in a rotating order; the table shows the run with the median µs/op. ", n)
+	} else {
+		p("Every benchmark ran once.\n")
+	}
+	p("The same bodies run as plain\n`Benchmark*` functions on the committed fixture `bench/testdata/observed-widget.json`.\n\n")
 	p("| benchmark | what | µs/op | allocs/op | KiB/op |\n|---|---|---:|---:|---:|\n")
 	for _, c := range r.Client {
 		p("| %s | %s | %.1f | %d | %.1f |\n", c.Name, c.What, c.NsPerOp/1e3, c.AllocsPerOp, float64(c.BytesPerOp)/1024)
@@ -482,7 +678,7 @@ func methodSection(p func(string, ...any), duration string) {
 	p("- CPU is `getrusage(RUSAGE_SELF)` user + system around each reconcile, summed; allocations are the `runtime.MemStats`\n  deltas (`Mallocs`, `TotalAlloc`). Both are process-wide, so the informer's decoding of watch events during a reconcile\n  counts too, for every approach alike.\n")
 	p("- Nothing here measures the API server's CPU or etcd writes; a no-op apply (raw apply in steady state) still costs\n  the server a request and a merge.\n")
 	p("- Scenario 2 uses one Widget per approach and W; its writers start together behind a gate. Throughput is all\n  updates (failed ones included) over wall time.\n")
-	p("- A peer is *lossless* in scenario 2 when no update was lost and no write failed; the one-process goal compares\n  statusapply with the fastest such peer at the same W.\n")
+	p("- A peer is *lossless* in scenario 2 when no update was lost and no write failed. The one-process goal compares\n  statusapply with (d') at the same W: both send one apply at a time to the object from one process, so the ratio is\n  what the lane costs on top of its requests.\n")
 	p("- (b) stands in for a merge-patch batcher; (c) runs with the helper's default options. No approach forces ownership.\n")
 	p("- Sizes are bounded (see the tables); this run took %s.\n\n", duration)
 	p("Run it: `make bench` (full, writes this file and the chart) or `make bench-quick` (small sizes, writes only to\n")
