@@ -109,37 +109,34 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		// of the schema-typed objects to pay for.
 		return nil
 	}
-	before, err := e.typed(pristine)
+	tv, err := e.tc.ObjectToTyped(e.probe(), typed.AllowDuplicates)
+	if err != nil {
+		return fmt.Errorf("the schema of %s: %w", e.target.GVK, err)
+	}
+	before, err := e.content(pristine)
 	if err != nil {
 		return err
 	}
-	after, err := e.typed(work)
+	after, err := e.content(work)
 	if err != nil {
 		return err
 	}
-	cmp, err := before.Compare(after)
-	if err != nil {
-		return fmt.Errorf("comparing the edited object: %w", err)
-	}
-	// Leaves: a list or struct that was added shows up with its fields; the
-	// fields, or the keyed elements they widen to, are what is claimed.
-	claimed := e.relevant(claimElements(cmp.Added.Union(cmp.Modified)).Leaves())
-	removed := topmost(e.relevant(cmp.Removed))
+	changed, gone := fieldpath.NewSet(), fieldpath.NewSet()
+	diffContent(tv.Schema(), tv.TypeRef(), before, after, nil, changed, gone)
+	// A change inside a list element keyed by its fields (a condition)
+	// claims the whole element.
+	claimed := e.relevant(claimElements(changed).Leaves())
+	removed := topmost(e.relevant(gone))
 	if claimed.Empty() && removed.Empty() {
 		return nil
 	}
 	if err := e.checkRemovals(removed); err != nil {
 		return fmt.Errorf("edits %d to %d of %d: %w", first+1, first+len(run), total, err)
 	}
-	current, err := e.tc.ObjectToTyped(intent, typed.AllowDuplicates)
-	if err != nil {
-		return fmt.Errorf("reading the apply configuration: %w", err)
-	}
-	merged, err := current.Merge(after.ExtractItems(claimed))
-	if err != nil {
-		return fmt.Errorf("merging the edits into the apply configuration: %w", err)
-	}
-	content, ok := merged.RemoveItems(removed).AsValue().Unstructured().(map[string]any)
+	var merged any = intent.Object
+	claimed.Iterate(func(p fieldpath.Path) { merged, _ = copyPath(merged, after, p) })
+	removed.Iterate(func(p fieldpath.Path) { merged = removePath(merged, p) })
+	content, ok := merged.(map[string]any)
 	if !ok {
 		return errors.New("the apply configuration is not an object")
 	}
@@ -147,26 +144,24 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return nil
 }
 
-// typed converts a working object, without its managedFields (no manager
-// owns them, and they cost more to type than the rest of the object), to a
-// typed value of its kind that does not follow later edits.
-func (e *editor) typed(obj client.Object) (*typed.TypedValue, error) {
-	var content map[string]any
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content = runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object)
-	} else {
-		mfs := obj.GetManagedFields()
-		obj.SetManagedFields(nil)
-		var err error
-		content, err = toContent(obj)
-		obj.SetManagedFields(mfs)
-		if err != nil {
-			return nil, err
-		}
-	}
-	u := &unstructured.Unstructured{Object: content}
+// probe is an empty object of the target's kind, for its schema.
+func (e *editor) probe() *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{}}
 	u.SetGroupVersionKind(e.target.GVK)
-	return e.tc.ObjectToTyped(u, typed.AllowDuplicates)
+	return u
+}
+
+// content returns a working object's content without managedFields (no
+// manager owns them, and they are most of a typical object's size), as a copy
+// that does not follow later edits.
+func (e *editor) content(obj client.Object) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		return runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object), nil
+	}
+	mfs := obj.GetManagedFields()
+	obj.SetManagedFields(nil)
+	defer obj.SetManagedFields(mfs)
+	return toContent(obj)
 }
 
 // relevant keeps the paths the target's subresource writes: status for the

@@ -1,0 +1,330 @@
+package batcher
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// An Edit's changes are found by walking the object's content before and
+// after the edit with the kind's schema, as structured-merge-diff compares
+// typed values, but without building them: typing both objects, comparing
+// them and merging the result cost an Edit many times what the edit itself
+// does. The rules are the schema's: struct fields and map entries by name,
+// items of map lists by their keys, items of sets by value, atomic values
+// whole.
+
+// diffContent adds to changed the paths below prefix whose value after
+// differs from before or is new (a new struct, map or list item whole), and
+// to removed those that are gone.
+func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix fieldpath.Path, changed, removed *fieldpath.Set) {
+	atom, ok := s.Resolve(tr)
+	switch {
+	case !ok:
+	case atom.Map != nil && atom.Map.ElementRelationship != schema.Atomic:
+		bm, bok := before.(map[string]any)
+		am, aok := after.(map[string]any)
+		if !bok || !aok {
+			break
+		}
+		for k, av := range am {
+			p := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
+			bv, had := bm[k]
+			if !had {
+				changed.Insert(p)
+				continue
+			}
+			ft := atom.Map.ElementType
+			if f, found := atom.FindField(k); found {
+				ft = f.Type
+			}
+			diffContent(s, ft, bv, av, p, changed, removed)
+		}
+		for k := range bm {
+			if _, still := am[k]; !still {
+				removed.Insert(append(prefix.Copy(), fieldpath.PathElement{FieldName: &k}))
+			}
+		}
+		return
+	case atom.List != nil && atom.List.ElementRelationship == schema.Associative:
+		bl, bok := before.([]any)
+		al, aok := after.([]any)
+		if !bok && before != nil || !aok && after != nil {
+			break
+		}
+		keys := atom.List.Keys
+		beforeByKey := make(map[string]any, len(bl))
+		for _, item := range bl {
+			if k, ok := elementKey(item, keys); ok {
+				beforeByKey[k] = item
+			}
+		}
+		afterKeys := make(map[string]bool, len(al))
+		for _, item := range al {
+			k, ok := elementKey(item, keys)
+			if !ok {
+				continue
+			}
+			afterKeys[k] = true
+			prev, had := beforeByKey[k]
+			switch {
+			case !had:
+				pe, _ := elementOf(item, keys)
+				changed.Insert(append(prefix.Copy(), pe))
+			case len(keys) > 0:
+				pe, _ := elementOf(item, keys)
+				diffContent(s, atom.List.ElementType, prev, item, append(prefix.Copy(), pe), changed, removed)
+			}
+		}
+		for _, item := range bl {
+			if k, ok := elementKey(item, keys); ok && !afterKeys[k] {
+				pe, _ := elementOf(item, keys)
+				removed.Insert(append(prefix.Copy(), pe))
+			}
+		}
+		return
+	}
+	if !equalJSON(before, after) {
+		changed.Insert(prefix.Copy())
+	}
+}
+
+// elementOf returns the path element of a list item: its key fields, or its
+// value for a set of scalars.
+func elementOf(item any, keys []string) (fieldpath.PathElement, bool) {
+	if len(keys) == 0 {
+		switch item.(type) {
+		case map[string]any, []any:
+			return fieldpath.PathElement{}, false
+		}
+		v := value.NewValueInterface(item)
+		return fieldpath.PathElement{Value: &v}, true
+	}
+	m, ok := item.(map[string]any)
+	if !ok {
+		return fieldpath.PathElement{}, false
+	}
+	fields := make(value.FieldList, 0, len(keys))
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			return fieldpath.PathElement{}, false
+		}
+		fields = append(fields, value.Field{Name: k, Value: value.NewValueInterface(v)})
+	}
+	fields.Sort()
+	return fieldpath.PathElement{Key: &fields}, true
+}
+
+// elementKey identifies a list item by its key fields (or, in a set of
+// scalars, its value) as a string, cheaply: the diff looks every item up.
+func elementKey(item any, keys []string) (string, bool) {
+	if len(keys) == 0 {
+		switch item.(type) {
+		case map[string]any, []any:
+			return "", false
+		}
+		return fmt.Sprintf("%T:%v", item, item), true
+	}
+	m, ok := item.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	if len(keys) == 1 {
+		if s, isString := m[keys[0]].(string); isString {
+			return s, true // the common case (conditions by type): no allocation
+		}
+	}
+	var b strings.Builder
+	for _, k := range keys {
+		v, ok := m[k]
+		if !ok {
+			return "", false
+		}
+		if s, isString := v.(string); isString {
+			b.WriteString(s)
+		} else {
+			fmt.Fprintf(&b, "%T:%v", v, v)
+		}
+		b.WriteByte(0)
+	}
+	return b.String(), true
+}
+
+// keyOfElement is elementKey for the item a path element names.
+func keyOfElement(pe fieldpath.PathElement, keys []string) (string, bool) {
+	if pe.Value != nil {
+		return elementKey((*pe.Value).Unstructured(), nil)
+	}
+	item := make(map[string]any, len(*pe.Key))
+	for _, f := range *pe.Key {
+		item[f.Name] = f.Value.Unstructured()
+	}
+	return elementKey(item, keys)
+}
+
+// copyPath copies the value at p in src into dst, creating what is missing on
+// the way, and returns dst (a new container when dst had none there). found is
+// false when src has nothing at p.
+func copyPath(dst, src any, p fieldpath.Path) (out any, found bool) {
+	if len(p) == 0 {
+		return runtime.DeepCopyJSONValue(src), true
+	}
+	pe := p[0]
+	switch {
+	case pe.FieldName != nil:
+		sm, ok := src.(map[string]any)
+		if !ok {
+			return dst, false
+		}
+		sv, ok := sm[*pe.FieldName]
+		if !ok {
+			return dst, false
+		}
+		dm, ok := dst.(map[string]any)
+		if !ok {
+			dm = map[string]any{}
+		}
+		nv, found := copyPath(dm[*pe.FieldName], sv, p[1:])
+		if found {
+			dm[*pe.FieldName] = nv
+		}
+		return dm, found
+	case pe.Key != nil || pe.Value != nil:
+		sl, _ := src.([]any)
+		si := indexOf(sl, pe)
+		if si < 0 {
+			return dst, false
+		}
+		dl, _ := dst.([]any)
+		di := indexOf(dl, pe)
+		var cur any
+		if di >= 0 {
+			cur = dl[di]
+		}
+		nv, found := copyPath(cur, sl[si], p[1:])
+		if !found {
+			return dst, false
+		}
+		if di >= 0 {
+			dl[di] = nv
+		} else {
+			dl = append(dl, nv)
+		}
+		return dl, true
+	}
+	return dst, false
+}
+
+// indexOf returns the index of the item of list that pe (a key or a value
+// element) names, or -1.
+func indexOf(list []any, pe fieldpath.PathElement) int {
+	var keys []string
+	if pe.Key != nil {
+		for _, f := range *pe.Key {
+			keys = append(keys, f.Name)
+		}
+	}
+	want, ok := keyOfElement(pe, keys)
+	if !ok {
+		return -1
+	}
+	for i, item := range list {
+		if k, ok := elementKey(item, keys); ok && k == want {
+			return i
+		}
+	}
+	return -1
+}
+
+// equalJSON compares two unstructured values as their JSON would compare:
+// numbers by value, whatever Go type holds them.
+func equalJSON(a, b any) bool {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for k, x := range av {
+			y, ok := bv[k]
+			if !ok || !equalJSON(x, y) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		bv, ok := b.([]any)
+		if !ok || len(av) != len(bv) {
+			return false
+		}
+		for i := range av {
+			if !equalJSON(av[i], bv[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	if x, ok := number(a); ok {
+		y, ok := number(b)
+		return ok && x == y
+	}
+	return a == b
+}
+
+// number returns a JSON number's value, whatever Go type holds it.
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int32:
+		return float64(n), true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+// removePath removes the value at p from node, if it is there, and returns
+// node.
+func removePath(node any, p fieldpath.Path) any {
+	if len(p) == 0 {
+		return node
+	}
+	pe := p[0]
+	switch {
+	case pe.FieldName != nil:
+		m, ok := node.(map[string]any)
+		if !ok {
+			return node
+		}
+		if len(p) == 1 {
+			delete(m, *pe.FieldName)
+			return m
+		}
+		if child, ok := m[*pe.FieldName]; ok {
+			m[*pe.FieldName] = removePath(child, p[1:])
+		}
+		return m
+	case pe.Key != nil || pe.Value != nil:
+		l, ok := node.([]any)
+		i := indexOf(l, pe)
+		if !ok || i < 0 {
+			return node
+		}
+		if len(p) == 1 {
+			return append(l[:i:i], l[i+1:]...)
+		}
+		l[i] = removePath(l[i], p[1:])
+		return l
+	}
+	return node
+}
