@@ -9,9 +9,12 @@
 // subresource, field manager):
 //
 //  1. The intent starts from what the manager already owns on the observed
-//     object, extracted from its managedFields ([Incremental], the default), or
-//     from nothing ([Declarative]).
-//  2. A [BuildFunc] edits the intent.
+//     object ([Incremental], the default), or from nothing ([Declarative]).
+//     What a manager owns is read from managedFields and remembered, per
+//     object uid, manager and subresource, for as long as it provably still
+//     holds (see [WithOwnedCacheSize]).
+//  2. A [Build] edits the intent: in unstructured content, or in the apply
+//     configuration type its mutators edit, which is then never converted.
 //  3. If the intent equals what the manager owns, nothing is sent.
 //  4. Otherwise one apply is sent with the manager's name as field owner and
 //     ForceOwnership off, so a field another manager owns is never taken
@@ -20,7 +23,7 @@
 // # The caller's contract
 //
 // The observed object is what the writer decided from. It is used to extract
-// what the manager owns, as the object handed to the BuildFunc, and, for guarded
+// what the manager owns, as the object handed to the build, and, for guarded
 // applies, for its resourceVersion. It is never modified. It must carry
 // managedFields for incremental applies: an object without any (for instance one
 // read from a cache that strips them) is read again from the API server, because
@@ -35,7 +38,7 @@
 //
 // Omission means release. A field the manager applied before and leaves out of
 // its next apply is given up, and deleted unless another manager owns it too. In
-// incremental mode only what the BuildFunc removes is left out; in declarative
+// incremental mode only what the build removes is left out; in declarative
 // mode everything not built again is.
 //
 // Guard an apply ([Guarded]) when what it writes was decided from observed
