@@ -173,18 +173,10 @@ func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution
 		}
 	}
 	b.Typed = &ssa.TypedBuild{Type: first.acType, Mutate: func(ac any, observed client.Object) error {
-		converted := map[reflect.Type]any{}
-		for i, c := range contribs {
-			obs, ok := converted[c.observedTyp]
-			if !ok {
-				var err error
-				if obs, err = observedAs(observed, c.observedTyp, t.GVK); err != nil {
-					return err
-				}
-				converted[c.observedTyp] = obs
-			}
-			if err := c.mutate(ac, obs); err != nil {
-				return fmt.Errorf("mutator %d of %d: %w", i+1, len(contribs), err)
+		obs := observations{observed: observed, gvk: t.GVK}
+		for i := range contribs {
+			if err := obs.mutate(&contribs[i], ac, i, len(contribs)); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -215,7 +207,7 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 			intent.Object, current = content, nil
 			return nil
 		}
-		converted := map[reflect.Type]any{}
+		obs := observations{observed: observed, gvk: t.GVK}
 		for i := 0; i < len(contribs); i++ {
 			c := &contribs[i]
 			if c.edit != nil {
@@ -243,20 +235,39 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 				}
 				current = c
 			}
-			obs, ok := converted[c.observedTyp]
-			if !ok {
-				var err error
-				if obs, err = observedAs(observed, c.observedTyp, t.GVK); err != nil {
-					return err
-				}
-				converted[c.observedTyp] = obs
-			}
-			if err := c.mutate(ac, obs); err != nil {
-				return fmt.Errorf("mutator %d of %d: %w", i+1, len(contribs), err)
+			if err := obs.mutate(c, ac, i, len(contribs)); err != nil {
+				return err
 			}
 		}
 		return settle()
 	}
+}
+
+// observations hands mutators the observed object in the types they take,
+// converting it at most once per type.
+type observations struct {
+	observed  client.Object
+	gvk       schema.GroupVersionKind
+	converted map[reflect.Type]any
+}
+
+// mutate runs c, the i-th of total contributions, on ac.
+func (o *observations) mutate(c *contribution, ac any, i, total int) error {
+	obs, ok := o.converted[c.observedTyp]
+	if !ok {
+		var err error
+		if obs, err = observedAs(o.observed, c.observedTyp, o.gvk); err != nil {
+			return err
+		}
+		if o.converted == nil {
+			o.converted = map[reflect.Type]any{}
+		}
+		o.converted[c.observedTyp] = obs
+	}
+	if err := c.mutate(ac, obs); err != nil {
+		return fmt.Errorf("mutator %d of %d: %w", i+1, total, err)
+	}
+	return nil
 }
 
 // applyOptions derives an entry's apply options from its contributions.

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/value"
+
+	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
 // An Edit's changes are found by walking the object's content before and
@@ -241,57 +243,8 @@ func indexOf(list []any, pe fieldpath.PathElement) int {
 	return -1
 }
 
-// equalJSON compares two unstructured values as their JSON would compare:
-// numbers by value, whatever Go type holds them.
-func equalJSON(a, b any) bool {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for k, x := range av {
-			y, ok := bv[k]
-			if !ok || !equalJSON(x, y) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for i := range av {
-			if !equalJSON(av[i], bv[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	if x, ok := number(a); ok {
-		y, ok := number(b)
-		return ok && x == y
-	}
-	return a == b
-}
-
-// number returns a JSON number's value, whatever Go type holds it.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	}
-	return 0, false
-}
+// equalJSON compares two unstructured values as their JSON would compare.
+func equalJSON(a, b any) bool { return jsonvalue.Equal(a, b) }
 
 // removePath removes the value at p from node, if it is there, and returns
 // node.

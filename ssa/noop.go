@@ -1,5 +1,7 @@
 package ssa
 
+import "github.com/statusapply/statusapply/internal/jsonvalue"
+
 // Unchanged reports whether applying intent would change nothing, given what
 // the manager owns on the observed object (from Owned). Identity (apiVersion,
 // kind, metadata.name, namespace, resourceVersion, uid) is ignored; everything
@@ -80,8 +82,8 @@ func equalContent(a, b any) bool {
 		}
 		return b == nil
 	}
-	if x, ok := number(a); ok {
-		y, ok := number(b)
+	if x, ok := jsonvalue.Number(a); ok {
+		y, ok := jsonvalue.Number(b)
 		return ok && x == y
 	}
 	return a == b
@@ -107,23 +109,6 @@ func isEmptyObject(m map[string]any) bool {
 		}
 	}
 	return true
-}
-
-// number returns a JSON number's value, whatever Go type holds it.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int32:
-		return float64(n), true
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	}
-	return 0, false
 }
 
 // pruneEmpty removes, recursively, object-valued fields that hold nothing, so
