@@ -17,6 +17,12 @@ import (
 // because a main-resource entry of the same object failed first.
 var ErrHeldBack = errors.New("held back: the object's main-resource apply failed")
 
+// ErrReplaced is wrapped by the error of a guarded entry that was not sent
+// because the object it was decided from was deleted and created again under
+// the same name, as an earlier entry of the same Flush found. The entry stays
+// queued; re-observe the object and decide again.
+var ErrReplaced = errors.New("the observed object was deleted and created again under the same name")
+
 // DefaultConcurrency is how many objects a Flush writes at once unless
 // WithConcurrency says otherwise. One object's entries are always sent in order.
 const DefaultConcurrency = 8
@@ -214,6 +220,7 @@ type entryWork struct {
 func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 	var errs []error
 	observed := w.observed
+	incarnation := observed.GetUID()
 	mainFailed := false
 	for _, ew := range w.entries {
 		t := ew.entry.target
@@ -221,7 +228,17 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
 			continue
 		}
-		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), applyOptions(ew.contribs))
+		opts := applyOptions(ew.contribs)
+		if opts.Guarded && incarnation != "" && observed.GetUID() != incarnation {
+			// An earlier entry's status apply landed on an object created
+			// again under the same name (the API server ignores a status
+			// apply's uid): a guarded entry was decided from the object that
+			// is gone, and its guard must not pass on the successor's
+			// resourceVersion.
+			errs = append(errs, &ssa.Error{Target: t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, observed.GetUID())})
+			continue
+		}
+		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), opts)
 		if b.onResult != nil {
 			b.onResult(t, res, err)
 		}

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +29,11 @@ type inFlight struct {
 	max       int
 	perObject map[string]int
 	maxObject int
+	// meet, when set, holds each apply until a second apply to the same object
+	// is in flight, or for meet at most: applies that can overlap then do, so
+	// both "they overlapped" and "they never did" are decided, not left to
+	// scheduling.
+	meet time.Duration
 }
 
 func (f *inFlight) enter(name string) {
@@ -50,6 +55,25 @@ func (f *inFlight) leave(name string) {
 	f.perObject[name]--
 }
 
+// hold keeps an apply to name in flight: 5ms, or with meet set until another
+// apply to name is in flight as well, or meet has passed.
+func (f *inFlight) hold(name string) {
+	if f.meet == 0 {
+		time.Sleep(5 * time.Millisecond)
+		return
+	}
+	deadline := time.Now().Add(f.meet)
+	for time.Now().Before(deadline) {
+		f.mu.Lock()
+		met := f.perObject[name] >= 2
+		f.mu.Unlock()
+		if met {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // newFixture returns an Applier on a fake client holding n Widgets named w0..,
 // whose status applies take a little while and are counted by f.
 func newFixture(t *testing.T, n int, f *inFlight) (*ssa.Applier, client.Client) {
@@ -60,29 +84,33 @@ func newFixture(t *testing.T, n int, f *inFlight) (*ssa.Applier, client.Client) 
 	}
 	builder := fake.NewClientBuilder().WithScheme(scheme).
 		WithTypeConverters(applyconfiguration.NewTypeConverter(scheme)).
-		WithStatusSubresource(&v1alpha1.Widget{})
+		WithStatusSubresource(&v1alpha1.Widget{}).
+		WithReturnManagedFields()
 	for i := range n {
 		builder.WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i), Namespace: "ns"}})
 	}
 	c := interceptor.NewClient(builder.Build(), interceptor.Funcs{
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-			name := fmt.Sprint(obj)
-			if u, ok := obj.(interface{ GetName() string }); ok {
-				name = u.GetName()
-			}
+			name := appliedName(obj)
 			if f != nil {
 				f.enter(name)
 				defer f.leave(name)
-				time.Sleep(5 * time.Millisecond)
+				f.hold(name)
 			}
 			return c.SubResource(sub).Apply(ctx, obj, opts...)
 		},
 	})
-	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(scheme)), ssa.WithRegisterer(nil))
+	return applierOn(t, c), c
+}
+
+// applierOn returns a new Applier writing through c.
+func applierOn(t *testing.T, c client.Client) *ssa.Applier {
+	t.Helper()
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(c.Scheme())), ssa.WithRegisterer(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a, c
+	return a
 }
 
 func widget(t *testing.T, c client.Client, name string) *v1alpha1.Widget {
@@ -118,34 +146,91 @@ func TestFlushBoundsParallelismAcrossObjects(t *testing.T) {
 	}
 }
 
-func TestApplierSerialisesAppliesToOneObject(t *testing.T) {
-	f := &inFlight{}
-	a, c := newFixture(t, 1, f)
+// setAttribute sets one key of the granular status.attributes map: writers
+// setting different keys own different fields and never conflict.
+func setAttribute(key, value string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		ac.Status.WithAttributes(map[string]string{key: value})
+		return nil
+	}
+}
+
+// writeConcurrently has 8 writers, each its own field manager writing its own
+// key of w0's attributes in its own batch, flush at once through the Applier
+// appliers(i) returns, and returns each writer's error from Status or Flush.
+func writeConcurrently(t *testing.T, c client.Client, appliers func(i int) *ssa.Applier) []error {
+	t.Helper()
 	w := widget(t, c, "w0")
+	errs := make([]error, 8)
 	var wg sync.WaitGroup
-	var failed atomic.Int32
-	for i := range 8 {
+	for i := range errs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			// Separate batches (separate reconciles or writers) sharing one Applier.
-			b := batcher.New(a)
-			_ = batcher.Status(b, w, fmt.Sprintf("writer-%d", i), setPhase(fmt.Sprintf("P%d", i)))
-			if err := b.Flush(context.Background()); err != nil {
-				failed.Add(1)
+			b := batcher.New(appliers(i))
+			if err := batcher.Status(b, w, fmt.Sprintf("writer-%d", i), setAttribute(fmt.Sprintf("k%d", i), "v")); err != nil {
+				errs[i] = fmt.Errorf("queueing: %w", err)
+				return
 			}
+			errs[i] = b.Flush(context.Background())
 		}()
 	}
 	wg.Wait()
-	if _, ok := f.perObject["w0"]; !ok {
-		t.Fatalf("applies were not attributed to w0: %v", f.perObject)
+	return errs
+}
+
+func TestApplierSerialisesAppliesToOneObject(t *testing.T) {
+	f := &inFlight{meet: 50 * time.Millisecond}
+	a, c := newFixture(t, 1, f)
+	// Separate batches (separate reconciles or writers) sharing one Applier.
+	errs := writeConcurrently(t, c, func(int) *ssa.Applier { return a })
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer-%d: %v", i, err)
+		}
 	}
 	if f.maxObject != 1 {
 		t.Fatalf("%d applies to one object were in flight at once, want 1", f.maxObject)
 	}
-	if f.now != 0 || failed.Load() == 8 {
-		t.Fatalf("in flight at the end %d, failed %d", f.now, failed.Load())
+	if f.now != 0 {
+		t.Fatalf("%d applies still in flight at the end", f.now)
 	}
+	got := widget(t, c, "w0")
+	want := map[string]string{}
+	for i := range errs {
+		want[fmt.Sprintf("k%d", i)] = "v"
+	}
+	if !reflect.DeepEqual(got.Status.Attributes, want) {
+		t.Fatalf("attributes %v, want %v", got.Status.Attributes, want)
+	}
+	owners := map[string]bool{}
+	for _, e := range got.ManagedFields {
+		owners[e.Manager] = true
+	}
+	for i := range errs {
+		if m := fmt.Sprintf("writer-%d", i); !owners[m] {
+			t.Errorf("%s owns nothing on w0 (managers %v)", m, owners)
+		}
+	}
+}
+
+// The control: the same writers through one Applier each do overlap, so what
+// serialises them above is the Applier's lane, not the fixture.
+func TestSeparateAppliersDoNotSerialise(t *testing.T) {
+	f := &inFlight{meet: 2 * time.Second}
+	_, c := newFixture(t, 1, f)
+	appliers := make([]*ssa.Applier, 8)
+	for i := range appliers {
+		appliers[i] = applierOn(t, c)
+	}
+	errs := writeConcurrently(t, c, func(i int) *ssa.Applier { return appliers[i] })
+	if f.maxObject < 2 {
+		t.Fatalf("at most %d applies to one object were in flight at once through separate Appliers, want 2 or more", f.maxObject)
+	}
+	t.Logf("at most %d applies in flight at once; writer errors: %v", f.maxObject, errs)
 }
 
 func TestMutatorErrorKeepsItsEntryAndSendsTheRest(t *testing.T) {

@@ -58,14 +58,17 @@ func AssumeUntracked() PredictOption {
 // managedFields yields ownership.ErrNoManagedFields unless AssumeUntracked is
 // given: objects read from a cache that strips managedFields look exactly like
 // objects the server does not track yet, so Predict refuses to guess.
-// Errors name the object.
+// Errors name the object. Arguments Predict cannot work with yield
+// ErrInvalidInput, an object or intent the type converter cannot type
+// ErrSchemaMismatch, and an unreadable managedFields entry
+// ownership.ErrBadManagedFields.
 func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, subresource string, intent *unstructured.Unstructured, opts ...PredictOption) ([]Conflict, error) {
 	var o predictOptions
 	for _, opt := range opts {
 		opt(&o)
 	}
 	if observed == nil || intent == nil || tc == nil {
-		return nil, errors.New("predicting conflicts: observed, intent and type converter must not be nil")
+		return nil, fmt.Errorf("predicting conflicts: %w: observed, intent and type converter must not be nil", ErrInvalidInput)
 	}
 	ref := ObjectRef{GVK: intent.GroupVersionKind(), Namespace: intent.GetNamespace(), Name: intent.GetName()}
 	fail := func(err error) ([]Conflict, error) {
@@ -88,7 +91,7 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 	unstructured.RemoveNestedField(cfg.Object, "metadata", "managedFields")
 	config, err := tc.ObjectToTyped(cfg)
 	if err != nil {
-		return fail(fmt.Errorf("typing the apply intent: %w", err))
+		return fail(fmt.Errorf("typing the apply intent: %w: %w", ErrSchemaMismatch, err))
 	}
 
 	version := fieldpath.APIVersion(intent.GetAPIVersion())
@@ -162,7 +165,7 @@ func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *
 	} else {
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(observed)
 		if err != nil {
-			return nil, fmt.Errorf("converting the observed object: %w", err)
+			return nil, fmt.Errorf("%w: converting the observed object: %w", ErrInvalidInput, err)
 		}
 		u = ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content})
 	}
@@ -171,11 +174,11 @@ func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *
 		u.SetGroupVersionKind(intent.GroupVersionKind())
 	}
 	if u.GroupVersionKind() != intent.GroupVersionKind() {
-		return nil, fmt.Errorf("observed object is %s, the intent %s", u.GroupVersionKind(), intent.GroupVersionKind())
+		return nil, fmt.Errorf("%w: observed object is %s, the intent %s", ErrInvalidInput, u.GroupVersionKind(), intent.GroupVersionKind())
 	}
 	live, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
 	if err != nil {
-		return nil, fmt.Errorf("typing the observed object: %w", err)
+		return nil, fmt.Errorf("typing the observed object: %w: %w", ErrSchemaMismatch, err)
 	}
 	return live, nil
 }
@@ -185,7 +188,7 @@ func entryID(e ownership.Entry) (string, error) {
 	switch e.Operation {
 	case metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate:
 	default:
-		return "", fmt.Errorf("managedFields entry of %q has operation %q, want Apply or Update", e.Manager, e.Operation)
+		return "", fmt.Errorf("%w: managedFields entry of %q has operation %q, want Apply or Update", ownership.ErrBadManagedFields, e.Manager, e.Operation)
 	}
 	return managerID(metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, APIVersion: e.APIVersion, Subresource: e.Subresource})
 }

@@ -189,31 +189,41 @@ func TestPredictErrors(t *testing.T) {
 	readiness := entry("readiness", metav1.ManagedFieldsOperationApply, "status", readyFields)
 	badOp := readiness
 	badOp.Operation = "Merge"
-	badFields := readiness
-	badFields.FieldsV1 = metav1.NewFieldsV1(`{"f:status":`)
+	badFields := readiness // JSON, but not a field set
+	badFields.FieldsV1 = metav1.NewFieldsV1(`{"f:status":5}`)
+	notJSON := readiness // the typed object does not even convert
+	notJSON.FieldsV1 = metav1.NewFieldsV1(`{"f:status":`)
 	gadget := widgetApply(nil, nil)
 	gadget.SetKind("Gadget")
 	typedGadget := &v1alpha1.Gadget{TypeMeta: metav1.TypeMeta{APIVersion: demoV1, Kind: "Gadget"}, ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{readiness}}}
 	badIntent := widgetApply(map[string]interface{}{"phase": int64(3)}, nil)
 
-	for name, call := range map[string]func() error{
-		"nil observed":       func() error { _, err := Predict(nil, tc, "m", "status", intent); return err },
-		"nil intent":         func() error { _, err := Predict(observedWidget(readiness), tc, "m", "status", nil); return err },
-		"nil converter":      func() error { _, err := Predict(observedWidget(readiness), nil, "m", "status", intent); return err },
-		"bad operation":      func() error { _, err := Predict(observedWidget(badOp), tc, "m", "status", intent); return err },
-		"bad fields":         func() error { _, err := Predict(observedWidget(badFields), tc, "m", "status", intent); return err },
-		"kind mismatch":      func() error { _, err := Predict(typedGadget, tc, "m", "status", intent); return err },
-		"intent of bad type": func() error { _, err := Predict(observedWidget(readiness), tc, "m", "status", badIntent); return err },
-		"unknown kind": func() error {
-			u := gadget.DeepCopy()
-			u.SetKind("Nope")
-			_, err := Predict(observedWidget(readiness), tc, "m", "status", u)
-			return err
-		},
+	predict := func(observed runtime.Object, tc managedfields.TypeConverter, intent *unstructured.Unstructured) func() error {
+		return func() error { _, err := Predict(observed, tc, "m", "status", intent); return err }
+	}
+	unknown := gadget.DeepCopy()
+	unknown.SetKind("Nope")
+	for _, tt := range []struct {
+		name string
+		call func() error
+		is   error
+	}{
+		{"nil observed", predict(nil, tc, intent), ErrInvalidInput},
+		{"nil intent", predict(observedWidget(readiness), tc, nil), ErrInvalidInput},
+		{"nil converter", predict(observedWidget(readiness), nil, intent), ErrInvalidInput},
+		{"no managedFields", predict(observedWidget(), tc, intent), ownership.ErrNoManagedFields},
+		{"bad operation", predict(observedWidget(badOp), tc, intent), ownership.ErrBadManagedFields},
+		{"bad fields", predict(observedWidget(badFields), tc, intent), ownership.ErrBadManagedFields},
+		{"fields that are not JSON", predict(observedWidget(notJSON), tc, intent), ErrInvalidInput},
+		{"kind mismatch", predict(typedGadget, tc, intent), ErrInvalidInput},
+		{"intent of bad type", predict(observedWidget(readiness), tc, badIntent), ErrSchemaMismatch},
+		// The observed Widget has no kind of its own and takes the intent's.
+		{"unknown kind", predict(observedWidget(readiness), tc, unknown), ErrSchemaMismatch},
 	} {
-		t.Run(name, func(t *testing.T) {
-			if err := call(); err == nil {
-				t.Fatal("want an error")
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.call()
+			if !errors.Is(err, tt.is) {
+				t.Fatalf("err = %v, want one wrapping %v", err, tt.is)
 			}
 		})
 	}

@@ -13,6 +13,11 @@ import (
 // server (or, for migration, let the server attribute its fields first).
 var ErrNoManagedFields = errors.New("object has no managedFields")
 
+// ErrBadManagedFields reports a managedFields entry that cannot be read: a
+// fieldsType other than FieldsV1, a field set that does not decode, or an
+// operation other than Apply and Update.
+var ErrBadManagedFields = errors.New("unreadable managedFields entry")
+
 // ErrRetriesExhausted reports a resourceVersion-guarded write (a migration
 // here, a guarded apply in package ssa) whose object kept changing between the
 // read and the write for every allowed attempt. Nothing was lost: the API

@@ -92,8 +92,8 @@ type Ownership struct {
 //
 // An object with no managedFields at all yields an *ObjectError wrapping
 // ErrNoManagedFields rather than an empty Ownership, so that callers cannot
-// mistake a stripped object for one whose managers own nothing. A field set
-// that does not decode is an error too.
+// mistake a stripped object for one whose managers own nothing. An entry that
+// does not decode is an error too, wrapping ErrBadManagedFields.
 func Inspect(obj metav1.Object) (*Ownership, error) {
 	return InspectEntries(RefOf(obj), obj.GetManagedFields())
 }
@@ -129,13 +129,13 @@ func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 		e.Time = mf.Time.Time
 	}
 	if mf.FieldsType != "" && mf.FieldsType != "FieldsV1" {
-		return Entry{}, fmt.Errorf("manager %s: unsupported fieldsType %q", e, mf.FieldsType)
+		return Entry{}, fmt.Errorf("manager %s: %w: unsupported fieldsType %q", e, ErrBadManagedFields, mf.FieldsType)
 	}
 	if mf.FieldsV1 == nil {
 		return e, nil
 	}
 	if err := e.Fields.FromJSON(mf.FieldsV1.GetRawReader()); err != nil {
-		return Entry{}, fmt.Errorf("manager %s: decoding fieldsV1: %w", e, err)
+		return Entry{}, fmt.Errorf("manager %s: %w: decoding fieldsV1: %w", e, ErrBadManagedFields, err)
 	}
 	return e, nil
 }

@@ -34,8 +34,13 @@ func TestInspectBadFields(t *testing.T) {
 	wrongType.FieldsType = "FieldsV2"
 	for name, mf := range map[string]metav1.ManagedFieldsEntry{"undecodable": bad, "fieldsType": wrongType} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Inspect(widget(mf)); err == nil {
-				t.Fatal("want an error")
+			_, err := Inspect(widget(mf))
+			if !errors.Is(err, ErrBadManagedFields) {
+				t.Fatalf("err = %v, want one wrapping ErrBadManagedFields", err)
+			}
+			var oe *ObjectError
+			if !errors.As(err, &oe) || oe.Object != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+				t.Fatalf("err = %#v, want an ObjectError naming Widget ns/w", err)
 			}
 		})
 	}

@@ -12,28 +12,42 @@ import (
 
 func TestSetCondition(t *testing.T) {
 	earlier := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	given := metav1.NewTime(time.Date(2025, 6, 7, 8, 9, 10, 0, time.UTC))
 	observed := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", LastTransitionTime: earlier}}
+	// What lastTransitionTime the condition must carry.
+	const (
+		ltKept  = "kept"  // the observed condition's
+		ltNow   = "now"   // the time of the call, in whole seconds
+		ltGiven = "given" // the one cond gives
+		ltNone  = ""      // refused: no condition
+	)
 	for _, tc := range []struct {
-		name        string
-		cond        metav1.Condition
-		wantErr     string
-		wantKeptLTT bool
-		wantGen     int64
+		name    string
+		cond    metav1.Condition
+		wantErr string
+		wantLTT string
+		wantGen int64
 	}{
-		{"same status keeps lastTransitionTime", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "StillUp"}, "", true, 4},
-		{"changed status moves it", metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Down"}, "", false, 4},
-		{"new type sets it", metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Routed"}, "", false, 4},
-		{"given observedGeneration wins", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", ObservedGeneration: 2}, "", true, 2},
-		{"empty type", metav1.Condition{Status: metav1.ConditionTrue, Reason: "Up"}, "type", false, 0},
-		{"bad type", metav1.Condition{Type: "not ok!", Status: metav1.ConditionTrue, Reason: "Up"}, "type", false, 0},
-		{"unknown status", metav1.Condition{Type: "Ready", Status: "Maybe", Reason: "Up"}, "status", false, 0},
-		{"empty reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}, "reason", false, 0},
-		{"bad reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "has spaces"}, "reason", false, 0},
-		{"message too long", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: strings.Repeat("x", 32769)}, "message", false, 0},
+		{"same status keeps lastTransitionTime", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "StillUp"}, "", ltKept, 4},
+		{"changed status moves it", metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Down"}, "", ltNow, 4},
+		{"new type sets it", metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Routed"}, "", ltNow, 4},
+		{"given lastTransitionTime wins", metav1.Condition{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Down", LastTransitionTime: given}, "", ltGiven, 4},
+		{"given observedGeneration wins", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", ObservedGeneration: 2}, "", ltKept, 2},
+		{"empty type", metav1.Condition{Status: metav1.ConditionTrue, Reason: "Up"}, "type", ltNone, 0},
+		{"bad type", metav1.Condition{Type: "not ok!", Status: metav1.ConditionTrue, Reason: "Up"}, "type", ltNone, 0},
+		{"unknown status", metav1.Condition{Type: "Ready", Status: "Maybe", Reason: "Up"}, "status", ltNone, 0},
+		{"empty reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}, "reason", ltNone, 0},
+		{"bad reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "has spaces"}, "reason", ltNone, 0},
+		{"message too long", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: strings.Repeat("x", 32769)}, "message", ltNone, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conds := []metav1ac.ConditionApplyConfiguration{*metav1ac.Condition().WithType("Other").WithStatus(metav1.ConditionTrue)}
+			// lastTransitionTime has a resolution of one second: "now" is
+			// a whole second from the one the call began in to the one it
+			// ended in.
+			notBefore := time.Now().Truncate(time.Second)
 			err := SetCondition(&conds, observed, 4, tc.cond)
+			notAfter := time.Now()
 			if tc.wantErr != "" {
 				if !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("error %v, want ErrInvalidInput about %s", err, tc.wantErr)
@@ -50,8 +64,25 @@ func TestSetCondition(t *testing.T) {
 			if got == nil || len(conds) != 2 {
 				t.Fatalf("conditions %v, want Other and %s", conds, tc.cond.Type)
 			}
-			if kept := got.LastTransitionTime.Equal(&earlier); kept != tc.wantKeptLTT {
-				t.Fatalf("lastTransitionTime %v kept=%v, want kept=%v", got.LastTransitionTime, kept, tc.wantKeptLTT)
+			if got.LastTransitionTime == nil {
+				t.Fatal("no lastTransitionTime")
+			}
+			ltt := got.LastTransitionTime.Time
+			switch tc.wantLTT {
+			case ltKept:
+				if !ltt.Equal(earlier.Time) {
+					t.Fatalf("lastTransitionTime %v, want the observed %v", ltt, earlier)
+				}
+			case ltGiven:
+				if !ltt.Equal(given.Time) {
+					t.Fatalf("lastTransitionTime %v, want the given %v", ltt, given)
+				}
+			case ltNow:
+				if ltt.Before(notBefore) || ltt.After(notAfter) || !ltt.Equal(ltt.Truncate(time.Second)) {
+					t.Fatalf("lastTransitionTime %v, want a whole second from %v to %v", ltt, notBefore, notAfter)
+				}
+			default:
+				t.Fatalf("bad case: wantLTT %q", tc.wantLTT)
 			}
 			if *got.ObservedGeneration != tc.wantGen {
 				t.Fatalf("observedGeneration %d, want %d", *got.ObservedGeneration, tc.wantGen)

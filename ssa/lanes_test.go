@@ -10,6 +10,27 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
+// raiseTo raises m to n unless it already holds more, with a compare-and-swap
+// loop: a Load followed by a Store could lower a maximum another goroutine
+// raised in between.
+func raiseTo(m *atomic.Int32, n int32) {
+	for {
+		cur := m.Load()
+		if n <= cur || m.CompareAndSwap(cur, n) {
+			return
+		}
+	}
+}
+
+// meet waits until in holds at least 2, or 50ms have passed: holders that can
+// overlap then do, so the maxima below do not depend on scheduling.
+func meet(in *atomic.Int32) {
+	deadline := time.Now().Add(50 * time.Millisecond)
+	for in.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func TestLanesSerialiseOneObjectAndNotOthers(t *testing.T) {
 	var l lanes
 	a := ObjectID{NamespacedName: types.NamespacedName{Name: "a"}}
@@ -30,24 +51,26 @@ func TestLanesSerialiseOneObjectAndNotOthers(t *testing.T) {
 				return
 			}
 			defer release()
-			n := inAll.Add(1)
-			maxAll.Store(max(maxAll.Load(), n))
+			raiseTo(&maxAll, inAll.Add(1))
+			defer inAll.Add(-1)
 			if id == a {
-				m := inA.Add(1)
-				maxA.Store(max(maxA.Load(), m))
+				raiseTo(&maxA, inA.Add(1))
 				defer inA.Add(-1)
+				meet(&inA)
+			} else {
+				meet(&inAll)
 			}
-			time.Sleep(5 * time.Millisecond)
-			inAll.Add(-1)
 		}()
 	}
 	wg.Wait()
 	if maxA.Load() != 1 {
 		t.Fatalf("%d holders of one object's lane at once", maxA.Load())
 	}
-	if maxAll.Load() < 2 {
-		t.Fatalf("different objects never ran together (max %d)", maxAll.Load())
+	if maxAll.Load() != 2 {
+		t.Fatalf("at most %d holders of two objects' lanes at once, want 2", maxAll.Load())
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if len(l.lanes) != 0 {
 		t.Fatalf("%d lanes left behind", len(l.lanes))
 	}

@@ -247,6 +247,54 @@ var _ = Describe("faults around a Flush", func() {
 		}
 	})
 
+	// The Applier sends the observed uid with every apply. The API server holds a
+	// main-resource apply to it, but not a status apply: an object deleted and
+	// created again under the same name takes an unguarded status entry meant
+	// for its predecessor, as a merge patch would. Only the guard (above) keeps
+	// a decision off the successor. This spec pins that down, so that a change
+	// on either side shows.
+	It("lands an unguarded status entry on the object created again under the old name", func(ctx context.Context) {
+		w := newWriter(env.Config)
+		replaced := createWidget(ctx, ns, "replaced")
+		b := batcher.New(w.applier)
+		Expect(batcher.Status(b, replaced, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+
+		Expect(env.Client.Delete(ctx, replaced)).To(Succeed())
+		successor := createWidget(ctx, ns, "replaced")
+		Expect(successor.UID).NotTo(Equal(replaced.UID))
+
+		w.reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(b.Pending()).To(BeEmpty())
+		Expect(w.responses.Succeeded("apply")).To(Equal(1), "one apply, accepted: %s", w.responses)
+		Expect(w.requests.Total()).To(Equal(1), "no 409, so no read: %s", w.requests)
+
+		now := getWidget(ctx, client.ObjectKeyFromObject(successor))
+		Expect(now.UID).To(Equal(successor.UID), "the successor, not a third object")
+		Expect(widgets.Conditions(now)).To(Equal(map[string]metav1.ConditionStatus{"Ready": "True"}))
+		Expect(ownsCondition(now, "readiness", "Ready")).To(BeTrue())
+		Expect(now.ResourceVersion).NotTo(Equal(successor.ResourceVersion))
+	})
+
+	It("refuses a guarded entry queued behind an unguarded one that landed on the object created again", func(ctx context.Context) {
+		w := newWriter(env.Config)
+		replaced := createWidget(ctx, ns, "replaced-guarded")
+		b := batcher.New(w.applier)
+		Expect(batcher.Status(b, replaced, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, replaced, "planner", widgets.PlanFor("p1", "provision"), batcher.Guarded())).To(Succeed())
+
+		Expect(env.Client.Delete(ctx, replaced)).To(Succeed())
+		successor := createWidget(ctx, ns, "replaced-guarded")
+
+		w.reset()
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(batcher.ErrReplaced))
+		Expect(targetsOf(b.Pending())).To(Equal([]string{"replaced-guarded/planner"}), "the guarded entry stays queued")
+		Expect(w.responses.Succeeded("apply")).To(Equal(1), "only the unguarded entry was sent: %s", w.responses)
+		now := getWidget(ctx, client.ObjectKeyFromObject(successor))
+		Expect(now.Status.Plan).To(BeNil(), "no plan decided from the deleted object lands on its successor")
+	})
+
 	It("passes on the API server's 422 for a value it refuses, naming the field, and applies nothing of that entry", func(ctx context.Context) {
 		w := newWriter(env.Config)
 		obj := createWidget(ctx, ns, "invalid")

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
@@ -171,9 +173,12 @@ var _ = Describe("Batch", func() {
 		Expect(batcher.Status(b, w, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 			runs++
 			if runs == 1 {
-				// Another writer lands between observe and apply.
+				// Another writer lands between observe and apply. The mutator
+				// runs in Flush's goroutine: it returns errors, Flush reports them.
 				other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1"))
-				Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("networking"))).To(Succeed())
+				if err := env.Client.Status().Apply(ctx, other, client.FieldOwner("networking")); err != nil {
+					return fmt.Errorf("the concurrent write: %w", err)
+				}
 			}
 			widgets.Status(ac).WithPhase("Planned").WithPlan(acv1alpha1.WidgetPlan().WithID("p-" + o.Status.Endpoint))
 			return nil
@@ -198,12 +203,15 @@ var _ = Describe("Batch", func() {
 			runs++
 			// Someone else writes every time, so the observed state is always stale.
 			other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithReadyReplicas(int32(runs)))
-			Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("busy"))).To(Succeed())
+			if err := env.Client.Status().Apply(ctx, other, client.FieldOwner("busy")); err != nil {
+				return errors.Join(errConcurrentWrite, err)
+			}
 			widgets.Status(ac).WithPhase("Planned")
 			return nil
 		}, batcher.Guarded())).To(Succeed())
 
 		err := b.Flush(ctx)
+		Expect(err).NotTo(MatchError(errConcurrentWrite))
 		Expect(err).To(MatchError(ssa.ErrRetriesExhausted))
 		Expect(apierrors.IsConflict(err)).To(BeTrue())
 		Expect(err.Error()).To(ContainSubstring("after 3 attempts"))
@@ -215,27 +223,75 @@ var _ = Describe("Batch", func() {
 		Expect(getWidget(ctx, key).Status.Phase).To(BeEmpty())
 	})
 
-	It("counts applies, no-op skips, conflicts and retries per manager", func(ctx context.Context) {
+	It("counts applies, no-op skips, conflicts, retries and reads per manager", func(ctx context.Context) {
 		reg := prometheus.NewRegistry()
 		applier, _, _ = newApplier(ssa.WithRegisterer(reg))
 		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		// counters returns every statusapply counter summed over its series,
+		// each of which must be readiness's: the only manager writing through
+		// the Applier.
+		counters := func() map[string]float64 {
+			families, err := reg.Gather()
+			Expect(err).NotTo(HaveOccurred())
+			got := map[string]float64{}
+			for _, f := range families {
+				for _, m := range f.GetMetric() {
+					got[f.GetName()] += m.GetCounter().GetValue()
+					Expect(m.GetLabel()).To(ContainElement(HaveField("GetValue()", "readiness")), f.GetName())
+				}
+			}
+			return got
+		}
+		counts := func(applies, skips, conflicts, retries, reads float64) map[string]float64 {
+			out := map[string]float64{}
+			for name, v := range map[string]float64{
+				"statusapply_applies_total":    applies,
+				"statusapply_noop_skips_total": skips,
+				"statusapply_conflicts_total":  conflicts,
+				"statusapply_retries_total":    retries,
+				"statusapply_reads_total":      reads,
+			} {
+				if v != 0 { // a counter no apply has touched is not gathered
+					out[name] = v
+				}
+			}
+			return out
+		}
+
+		By("an apply, then the same apply again: one apply, one no-op skip")
 		for range 2 {
 			b := batcher.New(applier)
-			Expect(batcher.Status(b, getWidget(ctx, client.ObjectKeyFromObject(w)), "readiness",
+			Expect(batcher.Status(b, getWidget(ctx, key), "readiness",
 				widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 			Expect(b.Flush(ctx)).To(Succeed())
 		}
-		families, err := reg.Gather()
-		Expect(err).NotTo(HaveOccurred())
-		got := map[string]float64{}
-		for _, f := range families {
-			for _, m := range f.GetMetric() {
-				got[f.GetName()] += m.GetCounter().GetValue()
-				Expect(m.GetLabel()).To(ContainElement(HaveField("GetValue()", "readiness")))
-			}
-		}
-		Expect(got).To(HaveKeyWithValue("statusapply_applies_total", 1.0))
-		Expect(got).To(HaveKeyWithValue("statusapply_noop_skips_total", 1.0))
+		Expect(counters()).To(Equal(counts(1, 1, 0, 0, 0)))
+
+		By("a guarded entry built on the object as created, before the first apply: " +
+			"a 409 for the stale resourceVersion, a read, a retry that lands")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, w, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			widgets.Status(ac).WithPhase("Guarded")
+			return nil
+		}, batcher.Guarded())).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Guarded"))
+		Expect(counters()).To(Equal(counts(2, 1, 1, 1, 1)))
+
+		By("an entry changing a field another manager owns: a field-manager conflict, no apply")
+		other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1"))
+		Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("networking"))).To(Succeed())
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			widgets.Status(ac).WithEndpoint("10.0.0.2")
+			return nil
+		})).To(Succeed())
+		err := b.Flush(ctx)
+		var cerr *conflicts.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "%v", err)
+		Expect(getWidget(ctx, key).Status.Endpoint).To(Equal("10.0.0.1"))
+		Expect(counters()).To(Equal(counts(2, 1, 2, 1, 1)))
 	})
 
 	It("sends spec before status and holds status back when the spec apply fails", func(ctx context.Context) {
@@ -298,13 +354,27 @@ var _ = Describe("Batch", func() {
 		w := createWidget(ctx, ns, "w1")
 		Expect(env.Client.Delete(ctx, w)).To(Succeed())
 		b := batcher.New(applier)
+		// One entry through a generated apply configuration, one through
+		// unstructured content: the two ways an intent is built.
 		Expect(batcher.Object(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 			ac.WithLabels(map[string]string{"seen": "yes"})
 			return nil
 		})).To(Succeed())
+		Expect(batcher.Object(b, w, "ctrl-unstructured", func(ac *unstructured.Unstructured, _ *v1alpha1.Widget) error {
+			return unstructured.SetNestedStringMap(ac.Object, map[string]string{"seen-unstructured": "yes"}, "metadata", "labels")
+		})).To(Succeed())
 		err := b.Flush(ctx)
 		Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%v", err)
+		Expect(b.Pending()).To(HaveLen(2), "both entries failed")
 		Expect(apierrors.IsNotFound(env.Client.Get(ctx, client.ObjectKeyFromObject(w), &v1alpha1.Widget{}))).To(BeTrue())
+
+		// The control: the same apply without the observed uid, as a plain
+		// client sends it, creates the object again, under a new uid.
+		plain := acv1alpha1.Widget(w.Name, w.Namespace).WithLabels(map[string]string{"seen": "yes"})
+		Expect(env.Client.Apply(ctx, plain, client.FieldOwner("ctrl"))).To(Succeed())
+		recreated := getWidget(ctx, client.ObjectKeyFromObject(w))
+		Expect(recreated.Labels).To(HaveKeyWithValue("seen", "yes"))
+		Expect(recreated.UID).NotTo(Equal(w.UID))
 	})
 
 	It("builds a second Flush in one reconcile on the first one's responses, without a GET", func(ctx context.Context) {
@@ -400,19 +470,33 @@ var _ = Describe("Batch", func() {
 		Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 
+		By("an Applier that remembers nothing of the object reads it again")
 		stripped := getWidget(ctx, key)
 		stripped.ManagedFields = nil
-		b = batcher.New(applier)
+		fresh, freshRequests := newApplierCounted()
+		b = batcher.New(fresh)
 		Expect(batcher.Status(b, stripped, "readiness", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
-		counts, err := flushCounted(ctx, b)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(counts).To(Equal(map[string]int{"get": 1, "apply": 1}))
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(freshRequests.Snapshot()).To(HaveKeyWithValue("get", 1))
+		Expect(freshRequests.Snapshot()).To(HaveKeyWithValue("apply", 1))
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveLen(2), "A survived")
+
+		By("the Applier that applied last needs no read: it remembers what it owns at that resourceVersion")
+		stripped = getWidget(ctx, key)
+		stripped.ManagedFields = nil
+		b = batcher.New(fresh)
+		Expect(batcher.Status(b, stripped, "readiness", widgets.SetCondition("C", metav1.ConditionTrue, "Set"))).To(Succeed())
+		freshRequests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(freshRequests.Snapshot()).NotTo(HaveKey("get"))
+		Expect(freshRequests.Snapshot()).To(HaveKeyWithValue("apply", 1))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveLen(3), "A and B survived")
 	})
 
 	Describe("bad input", func() {
 		It("is refused when queued, before any request, and loses nothing else", func(ctx context.Context) {
 			w := createWidget(ctx, ns, "w1")
+			requests.Reset()
 			b := batcher.New(applier)
 			Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 
@@ -432,10 +516,12 @@ var _ = Describe("Batch", func() {
 			for name, err := range cases {
 				Expect(err).To(MatchError(ssa.ErrInvalidInput), name)
 			}
+			Expect(requests.Total()).To(BeZero(), "requests for objects while queueing: %v", requests)
 			Expect(b.Pending()).To(HaveLen(1))
-			requests.Reset()
-			Expect(b.Flush(ctx)).To(Succeed())
-			Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveKey("Ready"))
+			counts, err := flushCounted(ctx, b)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(counts).To(Equal(map[string]int{"apply": 1}), "one apply, for the one entry queued")
+			Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(Equal(widgets.CS("Ready", "True")))
 		})
 
 		It("is refused at Flush, before the entry's request, keeping it queued and sending the rest", func(ctx context.Context) {
@@ -488,3 +574,7 @@ func (u *unregistered) DeepCopyObject() runtime.Object {
 	u.DeepCopyInto(&out.ObjectMeta)
 	return &out
 }
+
+// errConcurrentWrite marks a spec's own concurrent write failing inside a
+// mutator, apart from the errors the library returns.
+var errConcurrentWrite = errors.New("the concurrent write failed")

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -30,6 +31,9 @@ func markCondition(condType string, st metav1.ConditionStatus) func(*v1alpha1.Wi
 		return nil
 	}
 }
+
+// errMissedEdit is returned by a mutator that does not see an earlier edit of its entry.
+var errMissedEdit = errors.New("the mutator does not see the earlier edit")
 
 func dropCondition(condType string) func(*v1alpha1.Widget) error {
 	return func(w *v1alpha1.Widget) error {
@@ -178,7 +182,11 @@ var _ = Describe("Edits written for merge patches", func() {
 		b := batcher.New(applier)
 		Expect(batcher.EditStatus(b, w, "ctrl", markCondition("Ready", metav1.ConditionTrue))).To(Succeed())
 		Expect(batcher.Status(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-			Expect(ssa.FindCondition(widgets.Status(ac).Conditions, "Ready")).NotTo(BeNil(), "the mutator sees the earlier edit")
+			// The mutator runs in Flush's goroutine: it returns what it finds
+			// wrong, and Flush's error carries it.
+			if ssa.FindCondition(widgets.Status(ac).Conditions, "Ready") == nil {
+				return errMissedEdit
+			}
 			widgets.Status(ac).WithPhase("Mixed")
 			return nil
 		})).To(Succeed())
@@ -187,7 +195,7 @@ var _ = Describe("Edits written for merge patches", func() {
 			return nil
 		})).To(Succeed())
 		requests.Reset()
-		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed(), "the mutator sees the earlier edit")
 		Expect(requests.Count("apply")).To(Equal(1))
 		got := getWidget(ctx, client.ObjectKeyFromObject(w))
 		Expect(got.Status.Phase).To(Equal("Mixed"))
