@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -62,17 +63,22 @@ func (r *Report) String() string {
 // are recorded with ctx's error, so every object is accounted for. The
 // Migrator's progress callback sees each object as it finishes.
 func MigrateAll[T client.Object](ctx context.Context, m *Migrator, objs []T) *Report {
+	return MigrateAllConcurrently(ctx, m, objs, 1)
+}
+
+// MigrateAllConcurrently is MigrateAll with up to workers objects migrated
+// at the same time (a Migrator is safe for concurrent use); workers below 2
+// migrate one object after the other, in the calling goroutine.
+//
+// The report is the same as MigrateAll's, results and errors in input
+// order. So is the progress callback: it is called from the calling
+// goroutine, never concurrently, once per object and in input order, with
+// Done counting the objects reported so far. An object that finishes before
+// an earlier one is reported right after it; a slow callback delays the
+// reports, not the workers.
+func MigrateAllConcurrently[T client.Object](ctx context.Context, m *Migrator, objs []T, workers int) *Report {
 	r := &Report{}
-	for i, obj := range objs {
-		var (
-			res *Result
-			err error
-		)
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			err = &ObjectError{Object: RefOf(obj), Op: "migrating", Err: ctxErr}
-		} else {
-			res, err = m.Migrate(ctx, obj)
-		}
+	report := func(i int, res *Result, err error) {
 		p := Progress{Done: i + 1, Total: len(objs), Result: res, Err: err}
 		if err != nil {
 			r.Errors = append(r.Errors, err)
@@ -88,7 +94,55 @@ func MigrateAll[T client.Object](ctx context.Context, m *Migrator, objs []T) *Re
 			m.progress(p)
 		}
 	}
+	if workers < 2 || len(objs) < 2 {
+		for i, obj := range objs {
+			res, err := migrateOne(ctx, m, obj)
+			report(i, res, err)
+		}
+		return r
+	}
+
+	// Workers take indexes in input order and fill their slot; the calling
+	// goroutine reports the slots in input order as they are done.
+	type outcome struct {
+		res  *Result
+		err  error
+		done chan struct{}
+	}
+	outcomes := make([]outcome, len(objs))
+	for i := range outcomes {
+		outcomes[i].done = make(chan struct{})
+	}
+	next := make(chan int)
+	go func() {
+		defer close(next)
+		for i := range objs {
+			next <- i
+		}
+	}()
+	var wg sync.WaitGroup
+	for range min(workers, len(objs)) {
+		wg.Go(func() {
+			for i := range next {
+				outcomes[i].res, outcomes[i].err = migrateOne(ctx, m, objs[i])
+				close(outcomes[i].done)
+			}
+		})
+	}
+	for i := range outcomes {
+		<-outcomes[i].done
+		report(i, outcomes[i].res, outcomes[i].err)
+	}
+	wg.Wait()
 	return r
+}
+
+// migrateOne migrates obj, or records ctx's error once ctx has ended.
+func migrateOne(ctx context.Context, m *Migrator, obj client.Object) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &ObjectError{Object: RefOf(obj), Op: "migrating", Err: err}
+	}
+	return m.Migrate(ctx, obj)
 }
 
 // MigrateList migrates every item of list, such as a *WidgetList filled by

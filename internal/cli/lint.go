@@ -8,6 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -25,26 +28,39 @@ conflicts. Other atomic lists and maps under status are warnings.
 
 FILE arguments are manifests (multi-document YAML or JSON; "-" reads standard
 input); documents of other kinds are skipped. Without FILE, or with
---cluster-crds, the cluster's CRDs are checked. The command exits non-zero
-when there is at least one error finding, so it can gate CI; warnings alone
-exit 0.`
+--cluster-crds, the cluster's CRDs are checked.
+
+Exit codes: 0 no error finding (warnings alone pass), 1 at least one error
+finding, so it can gate CI; 2 a file that cannot be read or decoded, a
+cluster that cannot be reached, or bad flags.
+
+-o json and -o yaml print a LintFindingList (cli.statusapply.io/v1alpha1);
+-o name prints the CRDs that have findings.`
 
 const lintExample = `  statusapply lint config/crd/*.yaml
   kustomize build config/default | statusapply lint -
-  statusapply lint --context prod -o json`
+  statusapply lint --context prod -o json
+  statusapply lint config/crd/*.yaml -o jsonpath='{.summary.errors}'`
 
-// lintOutput is the JSON document of the lint command.
+// lintOutput is the document of the lint command.
 type lintOutput struct {
+	typeMeta `json:",inline"`
+	Summary  lintSummary   `json:"summary"`
+	Items    []findingView `json:"items"`
+}
+
+// lintSummary counts what lint checked and found.
+type lintSummary struct {
 	// CRDs counts the CustomResourceDefinitions checked.
-	CRDs     int           `json:"crds"`
-	Errors   int           `json:"errors"`
-	Warnings int           `json:"warnings"`
-	Findings []findingView `json:"findings"`
+	CRDs     int `json:"crds"`
+	Errors   int `json:"errors"`
+	Warnings int `json:"warnings"`
 }
 
 // findingView is an ownership.Finding with JSON names; File is empty for
 // CRDs read from the cluster.
 type findingView struct {
+	typeMeta `json:",inline"`
 	File     string `json:"file,omitempty"`
 	CRD      string `json:"crd"`
 	Version  string `json:"version"`
@@ -55,17 +71,21 @@ type findingView struct {
 
 // newLintCommand returns the lint command.
 func newLintCommand(cluster *clusterAccess) *cobra.Command {
-	var (
-		fromCluster bool
-		out         outputFormat
-	)
+	var fromCluster bool
+	out := newOutputFlags()
 	cmd := &cobra.Command{
 		Use:     "lint [FILE...]",
 		Short:   "Check CRD status schemas for lists and maps that make status writers conflict",
 		Long:    lintLong,
 		Example: lintExample,
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return []cobra.Completion{"yaml", "yml", "json"}, cobra.ShellCompDirectiveFilterFileExt
+		},
 		RunE: func(cmd *cobra.Command, files []string) error {
-			result := lintOutput{Findings: []findingView{}}
+			if err := out.check(); err != nil {
+				return err
+			}
+			result := newLintOutput()
 			for _, file := range files {
 				if err := lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, &result); err != nil {
 					return err
@@ -76,20 +96,26 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 					return err
 				}
 			}
-			if out == outputJSON {
-				if err := writeJSON(cmd.OutOrStdout(), result); err != nil {
-					return err
-				}
-			} else if err := writeLintTable(cmd.OutOrStdout(), result); err != nil {
+			var err error
+			switch out.mode() {
+			case modeDocument:
+				err = out.printDocument(cmd.OutOrStdout(), result)
+			case modeName:
+				err = printNames(cmd.OutOrStdout(), result.crdsWithFindings())
+			default:
+				err = writeLintTable(cmd.OutOrStdout(), out, result)
+			}
+			if err != nil {
 				return err
 			}
-			if result.Errors > 0 {
-				return fmt.Errorf("lint found %s in CRD status schemas", plural(result.Errors, "error", "errors"))
+			if result.Summary.Errors > 0 {
+				return withExitCode(exitFindings,
+					fmt.Errorf("lint found %s in CRD status schemas", plural(result.Summary.Errors, "error", "errors")))
 			}
 			return nil
 		},
 	}
-	addOutputFlag(cmd, &out)
+	out.addFlags(cmd)
 	cmd.Flags().BoolVar(&fromCluster, "cluster-crds", false,
 		"also check the cluster's CRDs when FILE arguments are given (--cluster is kubectl's kubeconfig cluster flag)")
 	return cmd
@@ -146,41 +172,72 @@ func lintCluster(ctx context.Context, cluster *clusterAccess, result *lintOutput
 	return nil
 }
 
+// newLintOutput returns an empty document.
+func newLintOutput() lintOutput {
+	return lintOutput{typeMeta: documentType("LintFindingList"), Items: []findingView{}}
+}
+
 // add records findings of n CRDs and keeps the counts.
 func (r *lintOutput) add(n int, findings []ownership.Finding) {
-	r.CRDs += n
+	r.Summary.CRDs += n
 	for _, f := range findings {
 		switch f.Severity {
 		case ownership.SeverityError:
-			r.Errors++
+			r.Summary.Errors++
 		case ownership.SeverityWarning:
-			r.Warnings++
+			r.Summary.Warnings++
 		}
-		r.Findings = append(r.Findings, findingView{
-			File: f.File, CRD: f.CRD, Version: f.Version, Path: f.Path,
+		r.Items = append(r.Items, findingView{
+			typeMeta: documentType("LintFinding"),
+			File:     f.File, CRD: f.CRD, Version: f.Version, Path: f.Path,
 			Severity: string(f.Severity), Message: f.Message,
 		})
 	}
 }
 
-// writeLintTable prints the findings, then a summary line.
-func writeLintTable(w io.Writer, r lintOutput) error {
-	if len(r.Findings) > 0 {
-		t := newTable(w)
-		t.row("SOURCE", "CRD", "VERSION", "PATH", "SEVERITY", "MESSAGE")
-		for _, f := range r.Findings {
-			source := f.File
-			if source == "" {
-				source = "cluster"
-			}
-			t.row(source, f.CRD, f.Version, f.Path, f.Severity, f.Message)
+// crdsWithFindings returns the CRDs that have findings, once each, as
+// objects for -o name.
+func (r *lintOutput) crdsWithFindings() []runtime.Object {
+	var (
+		out  []runtime.Object
+		seen = map[string]bool{}
+	)
+	for _, f := range r.Items {
+		if seen[f.CRD] {
+			continue
 		}
-		if err := t.flush(); err != nil {
-			return err
-		}
+		seen[f.CRD] = true
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		u.SetName(f.CRD)
+		out = append(out, u)
 	}
+	return out
+}
+
+// writeLintTable prints the findings, then a summary line.
+func writeLintTable(w io.Writer, out *outputFlags, r lintOutput) error {
+	t := newTable(schema.GroupKind{},
+		column("Source", false, "the manifest, or cluster"),
+		column("CRD", false, "the CustomResourceDefinition"),
+		column("Version", false, "the served version whose schema has the finding"),
+		column("Path", false, "the field in the schema"),
+		column("Severity", false, "error or warning"),
+		column("Message", false, "what is wrong and how to fix it"),
+	)
+	for _, f := range r.Items {
+		source := f.File
+		if source == "" {
+			source = "cluster"
+		}
+		t.row(nil, source, f.CRD, f.Version, f.Path, f.Severity, f.Message)
+	}
+	if err := out.printTables(w, tableOptions{}, t); err != nil {
+		return err
+	}
+	s := r.Summary
 	fmt.Fprintf(w, "%s checked: %s, %s\n",
-		plural(r.CRDs, "CRD", "CRDs"), plural(r.Errors, "error", "errors"), plural(r.Warnings, "warning", "warnings"))
+		plural(s.CRDs, "CRD", "CRDs"), plural(s.Errors, "error", "errors"), plural(s.Warnings, "warning", "warnings"))
 	return nil
 }
 

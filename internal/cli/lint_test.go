@@ -16,17 +16,29 @@ func exampleCRD(name string) string {
 }
 
 func TestLintOutputAdd(t *testing.T) {
-	r := lintOutput{}
+	r := newLintOutput()
 	r.add(2, []ownership.Finding{
 		{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: ownership.SeverityError, Message: "m1"},
 		{CRD: "b.example.com", Version: "v1", Path: "status.items", Severity: ownership.SeverityWarning, Message: "m2"},
 	})
 	r.add(1, nil)
-	if r.CRDs != 3 || r.Errors != 1 || r.Warnings != 1 || len(r.Findings) != 2 {
+	if r.Summary != (lintSummary{CRDs: 3, Errors: 1, Warnings: 1}) || len(r.Items) != 2 {
 		t.Fatalf("counts %+v", r)
 	}
-	if r.Findings[0].Severity != "error" || r.Findings[1].File != "" {
-		t.Fatalf("findings %+v", r.Findings)
+	if r.Items[0].Severity != "error" || r.Items[1].File != "" || r.Items[0].Kind != "LintFinding" {
+		t.Fatalf("findings %+v", r.Items)
+	}
+	names := r.crdsWithFindings()
+	if len(names) != 2 {
+		t.Fatalf("CRDs with findings: %v", names)
+	}
+	var b bytes.Buffer
+	if err := printNames(&b, names); err != nil {
+		t.Fatal(err)
+	}
+	if want := "customresourcedefinition.apiextensions.k8s.io/a.example.com\n" +
+		"customresourcedefinition.apiextensions.k8s.io/b.example.com\n"; b.String() != want {
+		t.Fatalf("-o name printed %q, want %q", b.String(), want)
 	}
 }
 
@@ -38,21 +50,21 @@ func TestWriteLintTable(t *testing.T) {
 	}{
 		{
 			name: "findings from a file and the cluster",
-			r: lintOutput{CRDs: 2, Errors: 1, Warnings: 1, Findings: []findingView{
+			r: lintOutput{Summary: lintSummary{CRDs: 2, Errors: 1, Warnings: 1}, Items: []findingView{
 				{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: "error", Message: "atomic"},
 				{CRD: "b.example.com", Version: "v2", Path: "status.x", Severity: "warning", Message: "map"},
 			}},
-			want: "SOURCE   CRD            VERSION  PATH               SEVERITY  MESSAGE\n" +
-				"f.yaml   a.example.com  v1       status.conditions  error     atomic\n" +
-				"cluster  b.example.com  v2       status.x           warning   map\n" +
+			want: "SOURCE    CRD             VERSION   PATH                SEVERITY   MESSAGE\n" +
+				"f.yaml    a.example.com   v1        status.conditions   error      atomic\n" +
+				"cluster   b.example.com   v2        status.x            warning    map\n" +
 				"2 CRDs checked: 1 error, 1 warning\n",
 		},
-		{name: "clean", r: lintOutput{CRDs: 1}, want: "1 CRD checked: 0 errors, 0 warnings\n"},
+		{name: "clean", r: lintOutput{Summary: lintSummary{CRDs: 1}}, want: "1 CRD checked: 0 errors, 0 warnings\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := writeLintTable(&b, tt.r); err != nil {
+			if err := writeLintTable(&b, newOutputFlags(), tt.r); err != nil {
 				t.Fatal(err)
 			}
 			if b.String() != tt.want {
@@ -68,11 +80,11 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	var stderr bytes.Buffer
-	r := lintOutput{}
+	r := newLintOutput()
 	if err := lintFile(bytes.NewReader(data), &stderr, "-", &r); err != nil {
 		t.Fatal(err)
 	}
-	if r.CRDs != 1 || r.Errors != 1 || r.Findings[0].File != stdinName {
+	if r.Summary.CRDs != 1 || r.Summary.Errors != 1 || r.Items[0].File != stdinName {
 		t.Fatalf("stdin: %+v", r)
 	}
 

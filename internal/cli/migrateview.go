@@ -1,9 +1,12 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -16,14 +19,15 @@ const (
 	outcomeFailed       = "failed"
 )
 
-// migrateOutput is the JSON document of the migrate command, and what its
-// table output is rendered from.
+// migrateOutput is the document of the migrate command, and what its
+// tables are rendered from.
 type migrateOutput struct {
+	typeMeta `json:",inline"`
 	// DryRun is true unless --apply was given: nothing was written.
 	DryRun  bool                `json:"dryRun"`
 	Plan    planView            `json:"plan"`
-	Objects []migrateObjectView `json:"objects"`
 	Summary migrateSummary      `json:"summary"`
+	Items   []migrateObjectView `json:"items"`
 }
 
 // planView echoes the plan, so that saved output says what was asked for.
@@ -35,7 +39,8 @@ type planView struct {
 
 // migrateObjectView is one object's outcome.
 type migrateObjectView struct {
-	objectRefView
+	typeMeta `json:",inline"`
+	Object   objectRefView `json:"object"`
 	// Outcome is migrated, would migrate, unchanged or failed.
 	Outcome string `json:"outcome"`
 	// Seeded says the object had no managedFields and the API server first
@@ -47,6 +52,8 @@ type migrateObjectView struct {
 	// dry run, as it would be after); absent for failed objects.
 	Before *ownershipView `json:"before,omitempty"`
 	After  *ownershipView `json:"after,omitempty"`
+
+	obj runtime.Object
 }
 
 // migrateSummary counts the outcomes; Changed counts "would migrate" in a
@@ -61,23 +68,20 @@ type migrateSummary struct {
 // newMigrateOutput starts the output of a run of plan.
 func newMigrateOutput(plan ownership.Plan, dryRun bool) *migrateOutput {
 	return &migrateOutput{
-		DryRun:  dryRun,
-		Plan:    planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseShared: plan.ReleaseShared},
-		Objects: []migrateObjectView{},
+		typeMeta: documentType("MigrationList"),
+		DryRun:   dryRun,
+		Plan:     planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseShared: plan.ReleaseShared},
+		Items:    []migrateObjectView{},
 	}
 }
 
-// record adds one object's progress report and returns its outcome.
-func (o *migrateOutput) record(p ownership.Progress) migrateObjectView {
-	v := migrateObjectView{objectRefView: refView(p.Object)}
+// record adds the progress report of obj and returns its outcome.
+func (o *migrateOutput) record(p ownership.Progress, obj runtime.Object) migrateObjectView {
+	v := migrateObjectView{typeMeta: documentType("Migration"), Object: refView(obj), obj: obj}
 	o.Summary.Total++
 	switch {
 	case p.Err != nil:
 		v.Outcome, v.Error = outcomeFailed, p.Err.Error()
-		var oe *ownership.ObjectError
-		if errors.As(p.Err, &oe) {
-			v.objectRefView = refView(oe.Object)
-		}
 		o.Summary.Failed++
 	case p.Result != nil:
 		r := p.Result
@@ -98,13 +102,25 @@ func (o *migrateOutput) record(p ownership.Progress) migrateObjectView {
 			o.Summary.Unchanged++
 		}
 	}
-	o.Objects = append(o.Objects, v)
+	o.Items = append(o.Items, v)
 	return v
 }
 
-// progressLine is the stderr line for one object of a list.
+// changed returns the objects that changed, or would in a dry run, for
+// -o name.
+func (o *migrateOutput) changed() []runtime.Object {
+	var out []runtime.Object
+	for _, v := range o.Items {
+		if v.Outcome == outcomeMigrated || v.Outcome == outcomeWouldMigrate {
+			out = append(out, v.obj)
+		}
+	}
+	return out
+}
+
+// progressLine is the stderr line for one object.
 func progressLine(p ownership.Progress, v migrateObjectView) string {
-	line := fmt.Sprintf("[%d/%d] %s: %s", p.Done, p.Total, p.Object, v.Outcome)
+	line := fmt.Sprintf("[%d/%d] %s: %s", p.Done, p.Total, v.Object.ref(), v.Outcome)
 	if v.Error != "" {
 		line += ": " + v.Error
 	}
@@ -112,15 +128,19 @@ func progressLine(p ownership.Progress, v migrateObjectView) string {
 }
 
 // writeMigrateTable prints, per object, the outcome and the ownership before
-// and after (just once when unchanged), then a summary line.
-func writeMigrateTable(w io.Writer, o *migrateOutput) error {
-	for i, obj := range o.Objects {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		ref := ownership.ObjectRef{Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}
+// and after (just once when unchanged), followed by a blank line. Without
+// details it prints only the failed objects, one line each.
+func writeMigrateTable(w io.Writer, o *migrateOutput, details bool) error {
+	for _, obj := range o.Items {
+		ref := obj.Object.ref()
 		if obj.Error != "" {
 			fmt.Fprintf(w, "%s: %s: %s\n", ref, obj.Outcome, obj.Error)
+			if details {
+				fmt.Fprintln(w)
+			}
+			continue
+		}
+		if !details {
 			continue
 		}
 		fmt.Fprintf(w, "%s: %s\n", ref, obj.Outcome)
@@ -142,12 +162,60 @@ func writeMigrateTable(w io.Writer, o *migrateOutput) error {
 				return err
 			}
 		}
-	}
-	if len(o.Objects) > 0 {
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, o.summaryLine())
 	return nil
+}
+
+// writeMigrateLines prints one table row per object (-o wide): the outcome,
+// the attempts, and who owned which status conditions and fields before and
+// after.
+func writeMigrateLines(w io.Writer, out *outputFlags, o *migrateOutput, allNamespaces bool) error {
+	tables := newTablesByKind(
+		column("Name", false, "the object's name"),
+		column("Outcome", false, "migrated, would migrate, unchanged or failed"),
+		column("Attempts", false, "read-rewrite-write rounds"),
+		column("Seeded", false, "whether the object had no managedFields and was seeded first"),
+		column("Before", false, "each status-owning manager with its conditions and fields, before"),
+		column("After", false, "the same after the migration (or as it would be, in a dry run)"),
+		column("Error", false, "why the object failed"),
+	)
+	for _, v := range o.Items {
+		attempts, seeded := "", ""
+		if v.Attempts > 0 {
+			attempts = strconv.Itoa(v.Attempts)
+		}
+		if v.Error == "" {
+			seeded = strconv.FormatBool(v.Seeded)
+		}
+		tables.of(v.obj).row(v.obj, v.Object.Name, v.Outcome, attempts, seeded,
+			statusOwners(v.Before), statusOwners(v.After), v.Error)
+	}
+	return tables.print(w, out, allNamespaces)
+}
+
+// statusOwners sums up a view in one cell: each manager owning status, with
+// what it owns (MANAGER=A,B,.status.phase), separated by spaces.
+func statusOwners(v *ownershipView) string {
+	if v == nil {
+		return ""
+	}
+	var parts []string
+	for _, m := range v.Managers {
+		if !m.ownsStatus() {
+			continue
+		}
+		owned := []string{}
+		for _, c := range ownedCells(m) {
+			if c.condition != "" {
+				owned = append(owned, c.condition)
+			} else {
+				owned = append(owned, c.path)
+			}
+		}
+		parts = append(parts, m.Manager+"="+strings.Join(owned, ","))
+	}
+	return strings.Join(parts, " ")
 }
 
 // summaryLine counts the outcomes and says whether anything was written.

@@ -1,15 +1,18 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -23,35 +26,53 @@ const noManagedFieldsNote = "no managedFields: the API server recorded no field 
 	"the first apply attributes every existing field to " + ownership.BeforeFirstApplyManager +
 	" (migrate seeds that and hands the fields over)"
 
+// noManagedFieldsCell is the same note, shorter, for a table cell.
+const noManagedFieldsCell = "no managedFields: who owns its status is unknown, which is not the same as owned by nobody; " +
+	"the first apply attributes its fields to " + ownership.BeforeFirstApplyManager + " (migrate seeds that)"
+
 const ownersLong = `For each object, show which field manager owns which status condition type
-and which other status fields, with the operation (Apply for server-side
-apply, Update for create, update and patches) and subresource of each
-managedFields entry.
+and which other status fields: one row per object, managedFields entry, and
+condition type or field, as kubectl get prints objects. The operation is
+Apply for server-side apply and Update for create, update and patches.
 
 Legacy writers (an Update on the status subresource, or the API server's
-before-first-apply attribution) are marked: their fields are what
-"migrate" hands to apply managers. Fields owned by more than one manager are
-marked as shared, conditions by type. Objects are read from the API server,
-never from a cache, and an object without managedFields is reported as such.`
+before-first-apply attribution) are marked in NOTES: their fields are what
+"migrate" hands to apply managers. Writes by Kubernetes' own components
+(kube-apiserver, kube-controller-manager, ...) are not legacy writers. A
+condition or field owned by more than one manager says with whom it is
+shared. Objects are read from the API server, never from a cache, and an
+object without managedFields is reported as such.
+
+Entries that own no status field (typically whoever created the object) are
+left out of tables and counted on stderr; --all-managers lists them. -o json
+and -o yaml print a StatusOwnershipList (cli.statusapply.io/v1alpha1) with
+every entry.`
 
 const ownersExample = `  statusapply owners widget/w1 -n shop
-  statusapply owners widgets -A -o json
+  statusapply owners widgets -A -o wide
+  statusapply owners widgets -l app=web -o yaml
+  statusapply owners widgets -o jsonpath='{.items[*].object.name}'
   kubectl statusapply owners widgets.demo.statusapply.io -l app=web`
 
-// ownersOutput is the JSON document of the owners command.
-type ownersOutput struct {
-	Objects []objectOwnersView `json:"objects"`
-	Errors  []objectErrorView  `json:"errors,omitempty"`
+// ownersList is the document of the owners command.
+type ownersList struct {
+	typeMeta `json:",inline"`
+	Items    []objectOwnersView `json:"items"`
+	// Errors are the named objects that could not be read or decoded.
+	Errors []objectErrorView `json:"errors,omitempty"`
 }
 
-// objectOwnersView is one object in the owners output.
+// objectOwnersView is one object in the owners document.
 type objectOwnersView struct {
-	objectRefView
+	typeMeta `json:",inline"`
+	Object   objectRefView `json:"object"`
 	// ManagedFields is false for an object that carries none; Note then
 	// explains what that means.
 	ManagedFields bool   `json:"managedFields"`
 	Note          string `json:"note,omitempty"`
-	ownershipView
+	ownershipView `json:",inline"`
+
+	obj runtime.Object
 }
 
 // objectErrorView is an object the command could not handle.
@@ -63,92 +84,90 @@ type objectErrorView struct {
 // newOwnersCommand returns the owners command.
 func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 	var (
-		sel         selectionFlags
-		out         outputFormat
+		sel         objectFlags
 		allManagers bool
 	)
+	out := newOutputFlags()
 	cmd := &cobra.Command{
-		Use:     "owners TYPE[/NAME] [NAME...]",
-		Short:   "Show who owns which status condition type and field of objects",
-		Long:    ownersLong,
-		Example: ownersExample,
-		Args:    cobra.MinimumNArgs(1),
+		Use:               "owners TYPE[/NAME] [NAME...]",
+		Short:             "Show who owns which status condition type and field of objects",
+		Long:              ownersLong,
+		Example:           ownersExample,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeObjects(cluster),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sel.resolve(cluster, args)
+			if err := out.check(); err != nil {
+				return err
+			}
+			s, err := sel.selectObjects(cluster, args)
 			if err != nil {
 				return err
 			}
-			objs, readErrs := readObjects(cmd.Context(), s)
-			result, errs := inspectAll(objs, readErrs)
-			if out == outputJSON {
-				if err := writeJSON(cmd.OutOrStdout(), result); err != nil {
-					return err
+			result, errs := inspectAll(s.Objects, s.Errs)
+			if s.ListErr != nil {
+				errs = append(errs, s.ListErr)
+				result.Errors = append(result.Errors, errorView(s.ListErr))
+			}
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			if out.mode() != modeDocument && !s.Named && len(s.Objects) == 0 {
+				fmt.Fprintln(stderr, s.describeEmpty())
+			}
+			switch out.mode() {
+			case modeDocument:
+				err = out.printDocument(stdout, result)
+			case modeName:
+				err = printNames(stdout, objects(s.Objects))
+			default:
+				var hidden int
+				hidden, err = writeOwnersTable(stdout, out, result, allManagers, sel.allNamespaces)
+				switch {
+				case hidden == 1:
+					fmt.Fprintln(stderr, "1 managedFields entry owns no status field and is not shown; --all-managers lists it")
+				case hidden > 1:
+					fmt.Fprintf(stderr, "%d managedFields entries own no status field and are not shown; --all-managers lists them\n", hidden)
 				}
-			} else {
-				if len(result.Objects) == 0 && len(result.Errors) == 0 {
-					fmt.Fprintln(cmd.ErrOrStderr(), s.scope.describe(s.mapping))
-				}
-				if err := writeOwnersTable(cmd.OutOrStdout(), result, allManagers); err != nil {
-					return err
-				}
+			}
+			if err != nil {
+				return err
 			}
 			return errors.Join(errs...)
 		},
 	}
 	sel.addFlags(cmd)
-	addOutputFlag(cmd, &out)
+	out.addFlags(cmd)
 	cmd.Flags().BoolVar(&allManagers, "all-managers", false,
-		"also list managedFields entries that own no status field (table output; JSON always lists all)")
+		"also list managedFields entries that own no status field (tables; documents always list all)")
 	return cmd
 }
 
-// readObjects reads the named objects one by one, recording a failure per
-// object, or lists the type when no names are given.
-func readObjects(ctx context.Context, s *selection) ([]*unstructured.Unstructured, []error) {
-	if len(s.target.Names) == 0 {
-		objs, err := list(ctx, s.client, s.mapping, s.scope)
-		if err != nil {
-			return nil, []error{err}
-		}
-		return objs, nil
+// objects converts unstructured objects for the printers.
+func objects(us []*unstructured.Unstructured) []runtime.Object {
+	out := make([]runtime.Object, 0, len(us))
+	for _, u := range us {
+		out = append(out, u)
 	}
-	var (
-		objs []*unstructured.Unstructured
-		errs []error
-	)
-	for _, name := range s.target.Names {
-		u := stub(s.mapping, s.scope, name)
-		ref := ownership.RefOf(u)
-		if err := s.client.Get(ctx, client.ObjectKeyFromObject(u), u); err != nil {
-			errs = append(errs, &ownership.ObjectError{Object: ref, Op: "reading", Err: err})
-			continue
-		}
-		objs = append(objs, u)
-	}
-	return objs, errs
+	return out
 }
 
 // inspectAll decodes every object's managedFields. An object without any is
 // reported with a note, not as an error. Read and decode failures become
 // error entries of the output and are returned, for the exit code.
-func inspectAll(objs []*unstructured.Unstructured, readErrs []error) (ownersOutput, []error) {
-	result := ownersOutput{Objects: []objectOwnersView{}}
+func inspectAll(objs []*unstructured.Unstructured, readErrs []error) (ownersList, []error) {
+	result := ownersList{typeMeta: documentType("StatusOwnershipList"), Items: []objectOwnersView{}}
 	errs := slices.Clone(readErrs)
 	for _, u := range objs {
-		ref := ownership.RefOf(u)
 		o, err := ownership.Inspect(u)
+		item := objectOwnersView{typeMeta: documentType("StatusOwnership"), Object: refView(u), obj: u}
 		switch {
 		case errors.Is(err, ownership.ErrNoManagedFields):
-			result.Objects = append(result.Objects, objectOwnersView{
-				objectRefView: refView(ref), Note: noManagedFieldsNote, ownershipView: viewOf(nil),
-			})
+			item.Note, item.ownershipView = noManagedFieldsNote, viewOf(nil)
 		case err != nil:
 			errs = append(errs, err)
+			continue
 		default:
-			result.Objects = append(result.Objects, objectOwnersView{
-				objectRefView: refView(ref), ManagedFields: true, ownershipView: viewOf(o),
-			})
+			item.ManagedFields, item.ownershipView = true, viewOf(o)
 		}
+		result.Items = append(result.Items, item)
 	}
 	for _, err := range errs {
 		result.Errors = append(result.Errors, errorView(err))
@@ -158,34 +177,118 @@ func inspectAll(objs []*unstructured.Unstructured, readErrs []error) (ownersOutp
 
 // errorView names the object of an *ownership.ObjectError when there is one.
 func errorView(err error) objectErrorView {
-	var oe *ownership.ObjectError
-	if errors.As(err, &oe) {
+	if oe, ok := errors.AsType[*ownership.ObjectError](err); ok {
 		return objectErrorView{Object: oe.Object.String(), Error: err.Error()}
 	}
 	return objectErrorView{Error: err.Error()}
 }
 
-// writeOwnersTable prints one block per object: its name, then its
-// ownership table or the note explaining why there is none.
-func writeOwnersTable(w io.Writer, result ownersOutput, allManagers bool) error {
-	for i, obj := range result.Objects {
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		ref := ownership.ObjectRef{Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name}
-		if !obj.ManagedFields {
-			fmt.Fprintf(w, "%s\n  %s\n", ref, obj.Note)
+// ownersColumns are the columns of the owners table.
+func ownersColumns() []metav1.TableColumnDefinition {
+	return []metav1.TableColumnDefinition{
+		column("Name", false, "the object's name"),
+		column("Manager", false, "the field manager of the managedFields entry"),
+		column("Operation", false, "Apply (server-side apply) or Update (create, update, patches)"),
+		column("Subresource", false, "status for writes through /status"),
+		column("Owns", false, "a condition type, a status field, or the whole atomic conditions list"),
+		column("API Version", true, "the version the entry's fields are recorded in"),
+		column("Updated", true, "how long ago the manager last changed one of its fields"),
+		column("Notes", false, "legacy writer, and with whom the condition or field is shared"),
+	}
+}
+
+// writeOwnersTable prints one row per object, entry and condition type or
+// status field, and returns how many entries it left out for owning no
+// status field.
+func writeOwnersTable(w io.Writer, out *outputFlags, result ownersList, allManagers, allNamespaces bool) (hidden int, err error) {
+	tables := newTablesByKind(ownersColumns()...)
+	now := time.Now()
+	for _, item := range result.Items {
+		t := tables.of(item.obj)
+		name := item.Object.Name
+		if !item.ManagedFields {
+			t.row(item.obj, name, "", "", "", "<unknown>", "", "", noManagedFieldsCell)
 			continue
 		}
-		fmt.Fprintln(w, ref)
-		hidden, err := ownershipTable{indent: "  ", all: allManagers}.write(w, obj.ownershipView)
-		if err != nil {
-			return err
+		shown := 0
+		for _, m := range item.Managers {
+			owned := ownedCells(m)
+			if len(owned) == 0 {
+				if !allManagers {
+					hidden++
+					continue
+				}
+				owned = []ownedCell{{}}
+			}
+			shown++
+			age := ""
+			if ts, err := time.Parse(time.RFC3339, m.Time); err == nil {
+				age = duration.HumanDuration(now.Sub(ts))
+			}
+			for _, c := range owned {
+				t.row(item.obj, name, m.Manager, m.Operation, m.Subresource, c.label, m.APIVersion, age,
+					rowNotes(m, c, item.SharedStatusFields))
+			}
 		}
-		if hidden > 0 {
-			fmt.Fprintf(w, "  (%s no status field; --all-managers lists them)\n",
-				plural(hidden, "more managedFields entry owns", "more managedFields entries own"))
+		if shown == 0 {
+			t.row(item.obj, name, "", "", "", "", "", "", "no manager owns status fields")
 		}
 	}
-	return nil
+	return hidden, tables.print(w, out, allNamespaces)
+}
+
+// ownedCell is one thing an entry owns, as a table row shows it.
+type ownedCell struct {
+	label string
+	// condition is the condition type of a condition row.
+	condition string
+	// path is the field of a field row (or .status.conditions for the
+	// whole atomic list).
+	path string
+}
+
+// ownedCells lists what m owns in status: its condition types, the whole
+// conditions list, then its other status fields.
+func ownedCells(m managerView) []ownedCell {
+	var out []ownedCell
+	for _, c := range m.Conditions {
+		out = append(out, ownedCell{label: "condition " + c, condition: c})
+	}
+	if m.WholeConditionsList {
+		out = append(out, ownedCell{label: "conditions (whole list)", path: ownership.ConditionsPath().String()})
+	}
+	for _, p := range m.OtherStatusFields {
+		out = append(out, ownedCell{label: p, path: p})
+	}
+	return out
+}
+
+// rowNotes is the NOTES cell of one row: whether the manager is a legacy
+// writer, and who else owns the row's condition or field.
+func rowNotes(m managerView, c ownedCell, shared []sharedView) string {
+	var parts []string
+	if m.Legacy {
+		parts = append(parts, "legacy writer")
+	}
+	var with []string
+	for _, s := range shared {
+		if !slices.Contains(s.Managers, m.Manager) {
+			continue
+		}
+		if (c.condition != "" && s.Condition == c.condition) || (c.path != "" && s.Path == c.path) {
+			for _, other := range s.Managers {
+				if other != m.Manager && !slices.Contains(with, other) {
+					with = append(with, other)
+				}
+			}
+		}
+	}
+	if len(with) > 0 {
+		slices.Sort(with)
+		parts = append(parts, "shared with "+strings.Join(with, ", "))
+	}
+	if c == (ownedCell{}) {
+		parts = append(parts, "no status field")
+	}
+	return strings.Join(parts, "; ")
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"k8s.io/cli-runtime/pkg/printers"
 )
 
 // ownershipTable renders an ownershipView as rows, one per managedFields
-// entry, for the owners and migrate commands.
+// entry, for the ownership before and after a migration.
 type ownershipTable struct {
 	// indent prefixes every line, to nest the table under an object.
 	indent string
@@ -31,13 +33,21 @@ func (t ownershipTable) write(w io.Writer, v ownershipView) (hidden int, err err
 		fmt.Fprintf(w, "%sno manager owns status fields\n", t.indent)
 		return hidden, nil
 	}
-	tw := newTable(w)
-	tw.row(t.indent+"MANAGER", "OPERATION", "SUBRESOURCE", "CONDITIONS", "OTHER STATUS FIELDS", "NOTES")
+	tw := printers.GetNewTabWriter(w)
+	row := func(cells ...string) {
+		for i, c := range cells {
+			if c == "" {
+				cells[i] = none
+			}
+		}
+		fmt.Fprintln(tw, t.indent+strings.Join(cells, "\t"))
+	}
+	row("MANAGER", "OPERATION", "SUBRESOURCE", "CONDITIONS", "OTHER STATUS FIELDS", "NOTES")
 	for _, m := range shown {
-		tw.row(t.indent+m.Manager, m.Operation, m.Subresource, conditionsCell(m),
+		row(m.Manager, m.Operation, m.Subresource, conditionsCell(m),
 			strings.Join(m.OtherStatusFields, ","), notes(m, v.SharedStatusFields))
 	}
-	return hidden, tw.flush()
+	return hidden, tw.Flush()
 }
 
 // conditionsCell lists the condition types, or says that the entry owns an

@@ -5,21 +5,54 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// objectRefView names an object in JSON output.
+// objectRefView names an object in the printed documents.
 type objectRefView struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name"`
 }
 
-// refView converts an ObjectRef for JSON output.
-func refView(r ownership.ObjectRef) objectRefView {
-	return objectRefView{Kind: r.Kind, Namespace: r.Namespace, Name: r.Name}
+// refView names obj for the printed documents.
+func refView(obj runtime.Object) objectRefView {
+	v := objectRefView{}
+	v.APIVersion, v.Kind = obj.GetObjectKind().GroupVersionKind().ToAPIVersionAndKind()
+	if m, err := meta.Accessor(obj); err == nil {
+		v.Namespace, v.Name = m.GetNamespace(), m.GetName()
+	}
+	return v
+}
+
+// ref is the ownership.ObjectRef of v, for messages.
+func (v objectRefView) ref() ownership.ObjectRef {
+	return ownership.ObjectRef{Kind: v.Kind, Namespace: v.Namespace, Name: v.Name}
+}
+
+// kubernetesComponents are the field managers of Kubernetes itself. They
+// write status with Update on the status subresource (the API server for a
+// CRD's conditions and accepted names, the controller manager for a
+// Deployment's replicas), but they are not legacy writers of anyone's
+// controller: nothing will ever apply in their place.
+var kubernetesComponents = []string{
+	"kube-apiserver",
+	"kube-controller-manager",
+	"kube-scheduler",
+	"cloud-controller-manager",
+	"kubelet",
+}
+
+// legacy reports whether e is a legacy writer to show as such: an Update on
+// the status subresource or before-first-apply (ownership.Entry.Legacy), not
+// written by a Kubernetes component.
+func legacy(e ownership.Entry) bool {
+	return e.Legacy() && !slices.Contains(kubernetesComponents, e.Manager)
 }
 
 // ownershipView is an object's status ownership in the shape both the table
@@ -41,15 +74,18 @@ type managerView struct {
 	Subresource string `json:"subresource,omitempty"`
 	APIVersion  string `json:"apiVersion,omitempty"`
 	Time        string `json:"time,omitempty"`
-	// Legacy marks an Update on the status subresource or before-first-apply:
-	// a writer whose fields a migration hands to apply managers.
+	// Legacy marks an Update on the status subresource or before-first-apply
+	// (not by a Kubernetes component): a writer whose fields a migration
+	// hands to apply managers.
 	Legacy bool `json:"legacy"`
 	// Conditions are the condition types the entry owns all or part of.
 	Conditions []string `json:"conditions"`
 	// WholeConditionsList says the entry owns .status.conditions as one
 	// value: the list is atomic in the CRD schema.
 	WholeConditionsList bool `json:"wholeConditionsList,omitempty"`
-	// OtherStatusFields are the leaf status fields outside conditions.
+	// OtherStatusFields are the status fields outside conditions the entry
+	// owns: leaves of its field set, never .status itself nor a container
+	// whose members some entry owns.
 	OtherStatusFields []string `json:"otherStatusFields"`
 }
 
@@ -77,7 +113,7 @@ func viewOf(o *ownership.Ownership) ownershipView {
 	// list itself then owns an empty container, not the whole list.
 	mapList := isContainer(o, ownership.ConditionsPath())
 	for _, e := range o.Entries {
-		v.Managers = append(v.Managers, entryView(e, mapList))
+		v.Managers = append(v.Managers, entryView(o, e, mapList))
 	}
 	for _, s := range o.SharedStatusFields() {
 		if isContainer(o, s.Path) {
@@ -92,16 +128,16 @@ func viewOf(o *ownership.Ownership) ownershipView {
 	return v
 }
 
-// entryView converts one entry; mapList says whether some entry owns
+// entryView converts one entry of o; mapList says whether some entry owns
 // conditions by type, so that owning .status.conditions itself is not owning
 // an atomic list.
-func entryView(e ownership.Entry, mapList bool) managerView {
+func entryView(o *ownership.Ownership, e ownership.Entry, mapList bool) managerView {
 	m := managerView{
 		Manager:           e.Manager,
 		Operation:         string(e.Operation),
 		Subresource:       e.Subresource,
 		APIVersion:        e.APIVersion,
-		Legacy:            e.Legacy(),
+		Legacy:            legacy(e),
 		Conditions:        e.ConditionTypes(),
 		OtherStatusFields: []string{},
 	}
@@ -112,12 +148,30 @@ func entryView(e ownership.Entry, mapList bool) managerView {
 		m.Time = e.Time.UTC().Format(time.RFC3339)
 	}
 	m.WholeConditionsList = !mapList && e.Owns(ownership.ConditionsPath())
-	conditions := ownership.Subtree(e.Fields, ownership.ConditionsPath())
-	e.StatusFields().Difference(conditions).Leaves().Iterate(func(p fieldpath.Path) {
+	// A merge patch that set one condition records .status and
+	// .status.conditions as its own too ("." in the field set): containers,
+	// not fields to show.
+	e.StatusFields().Leaves().Iterate(func(p fieldpath.Path) {
+		if len(p) < 2 || hasPrefix(p, ownership.ConditionsPath()) || isContainer(o, p) {
+			return
+		}
 		m.OtherStatusFields = append(m.OtherStatusFields, p.String())
 	})
 	slices.Sort(m.OtherStatusFields)
 	return m
+}
+
+// hasPrefix reports whether p is prefix or lies below it.
+func hasPrefix(p, prefix fieldpath.Path) bool {
+	if len(p) < len(prefix) {
+		return false
+	}
+	for i := range prefix {
+		if !p[i].Equals(prefix[i]) {
+			return false
+		}
+	}
+	return true
 }
 
 // isContainer reports whether some entry owns a field strictly below p, so

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,10 +160,10 @@ func TestOwnershipTable(t *testing.T) {
 		t.Fatalf("hidden = %d, want the creator's entry", hidden)
 	}
 	want := strings.Join([]string{
-		"  MANAGER     OPERATION  SUBRESOURCE  CONDITIONS  OTHER STATUS FIELDS    NOTES",
-		"  legacy      Update     status       A,B         .status.phase          legacy writer; shares condition B with networking",
-		"  networking  Apply      status       B           -                      shares condition B with legacy",
-		"  readiness   Apply      status       R           .status.readyReplicas  -",
+		"  MANAGER      OPERATION   SUBRESOURCE   CONDITIONS   OTHER STATUS FIELDS     NOTES",
+		"  legacy       Update      status        A,B          .status.phase           legacy writer; shares condition B with networking",
+		"  networking   Apply       status        B            <none>                  shares condition B with legacy",
+		"  readiness    Apply       status        R            .status.readyReplicas   <none>",
 		"",
 	}, "\n")
 	if b.String() != want {
@@ -181,5 +182,119 @@ func TestOwnershipTable(t *testing.T) {
 	}
 	if b.String() != "  no manager owns status fields\n" {
 		t.Fatalf("empty view printed %q", b.String())
+	}
+}
+
+func TestViewOfContainersAreNotFields(t *testing.T) {
+	// A merge patch that set only condition A records .status and
+	// .status.conditions ("." members) as its own too.
+	const onlyA = `{"f:status":{".":{},"f:conditions":{".":{},` +
+		`"k:{\"type\":\"A\"}":{".":{},"f:lastTransitionTime":{},"f:message":{},"f:reason":{},"f:status":{},"f:type":{}}}}}`
+	// A writer that created .status.plan as an empty map, and one that owns
+	// its members.
+	const planMap = `{"f:status":{".":{},"f:plan":{".":{}}}}`
+	const planSteps = `{"f:status":{"f:plan":{"f:id":{}}}}`
+	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"},
+		[]metav1.ManagedFieldsEntry{
+			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", onlyA),
+			entry("planner", metav1.ManagedFieldsOperationUpdate, "status", planMap),
+			entry("stepper", metav1.ManagedFieldsOperationApply, "status", planSteps),
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := viewOf(o)
+	for _, m := range v.Managers {
+		want := map[string][]string{"legacy": {}, "planner": {}, "stepper": {".status.plan.id"}}[m.Manager]
+		if !reflect.DeepEqual(m.OtherStatusFields, want) {
+			t.Errorf("%s: other status fields %q, want %q (containers are not fields)", m.Manager, m.OtherStatusFields, want)
+		}
+	}
+	if v.Managers[0].Conditions[0] != "A" || !v.Managers[0].Legacy {
+		t.Fatalf("legacy: %+v", v.Managers[0])
+	}
+}
+
+func TestKubernetesComponentsAreNotLegacyWriters(t *testing.T) {
+	// What the API server records for a CRD's status.
+	const crdStatus = `{"f:status":{"f:acceptedNames":{"f:kind":{},"f:plural":{}},` +
+		`"f:conditions":{"k:{\"type\":\"Established\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "CustomResourceDefinition", Name: "widgets.demo.statusapply.io"},
+		[]metav1.ManagedFieldsEntry{
+			entry("kube-apiserver", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
+			entry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
+			entry("my-controller", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
+			entry(ownership.BeforeFirstApplyManager, metav1.ManagedFieldsOperationUpdate, "", crdStatus),
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, m := range viewOf(o).Managers {
+		got[m.Manager] = m.Legacy
+	}
+	want := map[string]bool{"kube-apiserver": false, "kube-controller-manager": false, "my-controller": true,
+		ownership.BeforeFirstApplyManager: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("legacy = %v, want %v", got, want)
+	}
+}
+
+func TestWriteOwnersTable(t *testing.T) {
+	w1, w2 := widget("ns", "w1"), widget("ns", "w2")
+	result := ownersList{Items: []objectOwnersView{
+		{Object: refView(w1), ManagedFields: true, ownershipView: mixedView(t), obj: w1},
+		{Object: refView(w2), Note: noManagedFieldsNote, ownershipView: viewOf(nil), obj: w2},
+	}}
+	var b bytes.Buffer
+	hidden, err := writeOwnersTable(&b, newOutputFlags(), result, false, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hidden != 1 {
+		t.Fatalf("hidden = %d, want the creator's entry", hidden)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	want := [][]string{
+		{"NAME", "MANAGER", "OPERATION", "SUBRESOURCE", "OWNS", "NOTES"},
+		{"w1", "legacy", "Update", "status", "condition A", "legacy writer"},
+		{"w1", "legacy", "Update", "status", "condition B", "legacy writer; shared with networking"},
+		{"w1", "legacy", "Update", "status", ".status.phase", "legacy writer"},
+		{"w1", "networking", "Apply", "status", "condition B", "shared with legacy"},
+		{"w1", "readiness", "Apply", "status", "condition R", "<none>"},
+		{"w1", "readiness", "Apply", "status", ".status.readyReplicas", "<none>"},
+		{"w2", "<none>", "<none>", "<none>", "<unknown>", "no managedFields", "not the same as owned by nobody"},
+	}
+	if len(lines) != len(want) {
+		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), b.String())
+	}
+	for i := range want {
+		if lineWith(lines[i], want[i]...) == "" {
+			t.Errorf("line %d %q misses %q", i, lines[i], want[i])
+		}
+	}
+	if strings.Contains(b.String(), "API VERSION") || strings.Contains(lines[1], "shared") {
+		t.Errorf("default columns or notes wrong:\n%s", b.String())
+	}
+	// Columns are aligned: every row has its OWNS cell where the header has it.
+	at := strings.Index(lines[0], "OWNS")
+	for _, l := range lines[1:] {
+		if l[at-1] != ' ' || l[at] == ' ' {
+			t.Errorf("OWNS not aligned at %d in %q", at, l)
+		}
+	}
+
+	b.Reset()
+	if _, err := writeOwnersTable(&b, boundOutputFlags(t, "-o", "wide"), result, true, true); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range [][]string{
+		{"NAMESPACE", "NAME", "MANAGER", "API VERSION", "UPDATED", "NOTES"},
+		{"ns", "w1", "creator", "Update", "<none>", "demo.statusapply.io/v1alpha1", "no status field"},
+	} {
+		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return lineWith(l, want...) != "" }) {
+			t.Errorf("wide output misses a line with %q:\n%s", want, out)
+		}
 	}
 }

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
+	"k8s.io/klog/v2"
 )
 
 // pluginName is how kubectl shows the plugin: kubectl runs a binary named
@@ -20,18 +23,25 @@ const rootLong = `statusapply shows and manages who writes which part of an obje
 for controllers whose objects have several status writers, each applying its
 own fields with server-side apply.
 
-  owners   who owns which condition type and status field, legacy writers marked
-  lint     CRD schemas that make status writers conflict (CI-friendly exit code)
-  migrate  hand status ownership from legacy writers to apply managers
-  demo     a walk-through on an embedded API server
+  owners      who owns which condition type and status field, legacy writers marked
+  lint        CRD schemas that make status writers conflict (CI-friendly exit code)
+  migrate     hand status ownership from legacy writers to apply managers
+  demo        a walk-through on an embedded API server, or on a cluster
+  version     the module version and commit this binary was built from
+  completion  shell completion for bash, zsh and fish
 
 Cluster commands take the usual kubeconfig flags (--kubeconfig, --context,
 -n/--namespace, ...) and resource arguments as kubectl does: widgets,
-widget/w1, widgets.demo.statusapply.io.
+widget/w1, widgets.demo.statusapply.io, -l app=web, -A.
+
+Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get.
+Exit codes, the same for every command: 0 clean, 1 findings (lint) or changes
+under --exit-code (migrate), 2 usage and tool errors.
 
 kubectl plugin: put a binary named kubectl-statusapply on PATH, for example
   go install github.com/statusapply/statusapply/cmd/kubectl-statusapply@latest
-and run it as "kubectl statusapply owners widgets".`
+and run it as "kubectl statusapply owners widgets". Shell completion for the
+plugin comes from the kubectl_complete-statusapply script installed next to it.`
 
 // NewRootCommand returns the command tree of the statusapply binary.
 func NewRootCommand() *cobra.Command {
@@ -42,22 +52,30 @@ func NewRootCommand() *cobra.Command {
 		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// The completion command below replaces cobra's default one, so that
+		// it is documented and listed like every other command.
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(exitUsage, err) })
 	cluster.addFlags(root.PersistentFlags())
 	root.AddCommand(
-		newDemoCommand(),
 		newOwnersCommand(cluster),
 		newLintCommand(cluster),
 		newMigrateCommand(cluster),
+		newDemoCommand(cluster),
+		newVersionCommand(),
+		newCompletionCommand(),
 	)
 	return root
 }
 
 // NewPluginCommand returns the same command tree as NewRootCommand, with help
 // and usage spelled "kubectl statusapply", for the kubectl-statusapply binary.
+// Its name is the binary's, so that the scripts of its completion command
+// call kubectl-statusapply.
 func NewPluginCommand() *cobra.Command {
 	root := NewRootCommand()
+	root.Use = "kubectl-statusapply"
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: pluginName}
 	return root
 }
@@ -65,11 +83,11 @@ func NewPluginCommand() *cobra.Command {
 // Exit codes, the same for every command.
 const (
 	exitOK       = 0
-	exitFindings = 1 // lint findings, failed objects, or changes under --exit-code
-	exitUsage    = 2 // bad flags or arguments, or a plan that matches nothing
+	exitFindings = 1 // lint error findings, or changes a dry run would make under --exit-code
+	exitUsage    = 2 // bad flags or arguments, plans that match nothing, and every other failure
 )
 
-// exitError carries an exit code other than 1; a nil err exits silently.
+// exitError carries an exit code; a nil err exits without a message.
 type exitError struct {
 	code int
 	err  error
@@ -88,7 +106,8 @@ func (e *exitError) Unwrap() error { return e.err }
 func withExitCode(code int, err error) error { return &exitError{code: code, err: err} }
 
 // ExitCode is the process exit code for what a command returned: 0 for nil,
-// the code an error carries, else 1.
+// the code an error carries (1 for findings and changes), else 2: an error
+// that is not a finding is a usage or tool error.
 func ExitCode(err error) int {
 	if err == nil {
 		return exitOK
@@ -96,14 +115,19 @@ func ExitCode(err error) int {
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		return ee.code
 	}
-	return exitFindings
+	return exitUsage
 }
 
-// Execute runs root with the process arguments until it finishes or the user
-// interrupts it, prints a failure to stderr and returns the exit code, so
-// that every main is a one-liner.
+// Execute runs root with the process arguments until it finishes or is
+// interrupted (SIGINT) or terminated (SIGTERM), prints a failure to stderr as
+// one "error: ..." line and returns the exit code, so that every main is a
+// one-liner. A signal cancels the command's context: the command stops and
+// cleans up (the demo stops its API server) before Execute returns.
 func Execute(root *cobra.Command) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	// client-go logs through klog, and its discovery cache repeats the same
+	// failure several times; the command's error says it once.
+	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := root.ExecuteContext(ctx)
 	if ee, ok := errors.AsType[*exitError](err); !ok || ee.err != nil {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,6 +63,19 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 		return nil, false, err
 	}
 	return changeErr, meta.FindStatusCondition(obj.Status.Conditions, "Ready") != nil, nil
+}
+
+// ownersLine renders manager -> condition types as "readiness owns Ready,
+// networking owns Reachable", managers sorted.
+func ownersLine(owners map[string][]string) string {
+	var parts []string
+	for _, m := range slices.Sorted(maps.Keys(owners)) {
+		parts = append(parts, m+" owns "+strings.Join(owners[m], ", "))
+	}
+	if len(parts) == 0 {
+		return "no manager owns a condition"
+	}
+	return strings.Join(parts, "; ")
 }
 
 // legacyWrites has a merge-patch controller write Ready and Reachable, as it did
@@ -119,7 +135,7 @@ func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.Out, "      migrated: %s\n", res.After.ConditionTypes())
+	fmt.Fprintf(s.Out, "      migrated: %s\n", ownersLine(res.After.ConditionTypes()))
 	changeErr, stillThere, err = takeOverAndRemove(ctx, c, applier, after)
 	if err != nil {
 		return "", err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,7 +46,7 @@ func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 		}
 		written = append(written, id)
 	}
-	fmt.Fprintf(s.Out, "      blind:   plans written by %v; the second overwrote the first\n", written)
+	fmt.Fprintf(s.Out, "      blind:   plans written by %s; the second overwrote the first\n", strings.Join(written, " and "))
 	if len(written) != 2 {
 		return "", errors.New("the blind control did not write two plans")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,7 +69,8 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 			if !errors.As(flushErr, &cerr) || ready != metav1.ConditionFalse || advice {
 				return "", fmt.Errorf("policy Fail: Ready=%s Advice=%v: %w", ready, advice, flushErr)
 			}
-			fmt.Fprintf(s.Out, "      %-12s %s\n", p.name, cerr.Error())
+			// The conflict message spans lines; keep them under its first.
+			fmt.Fprintf(s.Out, "      %-12s %s\n", p.name, indent(cerr.Error(), strings.Repeat(" ", 6+12+1)))
 		case "Yield":
 			if flushErr != nil || ready != metav1.ConditionFalse || !advice {
 				return "", fmt.Errorf("policy Yield: Ready=%s Advice=%v: %w", ready, advice, flushErr)
@@ -82,5 +84,5 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 		}
 		outcomes = append(outcomes, p.name)
 	}
-	return fmt.Sprintf("%v each did what it says; nothing was forced silently", outcomes), nil
+	return fmt.Sprintf("%s each did what it says; nothing was forced silently", strings.Join(outcomes, ", ")), nil
 }

@@ -82,6 +82,32 @@ func lostAfterRound(ctx context.Context, c client.Client, key client.ObjectKey, 
 	return lost, obj, nil
 }
 
+// roundLine shows the conditions on the object after a round and names the
+// writers' updates that are not there: conditions that vanished, and
+// conditions that still show an older value than their writer set.
+func roundLine(obj *v1alpha1.Widget, ws []*writer, round int) string {
+	line := strings.Join(conditionTypes(obj), " ")
+	if line == "" {
+		line = "no conditions"
+	}
+	var vanished, stale []string
+	for _, w := range ws {
+		switch c := meta.FindStatusCondition(obj.Status.Conditions, w.condType); {
+		case c == nil:
+			vanished = append(vanished, fmt.Sprintf("%s (set by %s)", w.condType, w.manager))
+		case c.Status != statusIn(round):
+			stale = append(stale, fmt.Sprintf("%s (%s set %s)", w.condType, w.manager, statusIn(round)))
+		}
+	}
+	if len(vanished) > 0 {
+		line += "; vanished: " + strings.Join(vanished, ", ")
+	}
+	if len(stale) > 0 {
+		line += "; older value back: " + strings.Join(stale, ", ")
+	}
+	return line
+}
+
 func stepStatusapplyWriters(ctx context.Context, s *Walkthrough) (string, error) {
 	ws, err := s.writers()
 	if err != nil {
@@ -119,7 +145,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Walkthrough) (string, error)
 			return "", err
 		}
 		lost += n
-		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, strings.Join(conditionTypes(final), " "))
+		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, roundLine(final, ws, round))
 	}
 	if lost != 0 {
 		return "", fmt.Errorf("%d writer updates were lost; statusapply must lose none", lost)
@@ -160,7 +186,7 @@ func stepMergePatchWriters(ctx context.Context, s *Walkthrough) (string, error) 
 			return "", err
 		}
 		lost += n
-		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, strings.Join(conditionTypes(final), " "))
+		fmt.Fprintf(s.Out, "      round %d: %s\n", round+1, roundLine(final, ws, round))
 	}
 	if lost == 0 {
 		return "", fmt.Errorf("no update was lost: the merge-patch control did not show the problem")

@@ -17,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -60,6 +61,22 @@ func crdFile(name string) string {
 	_, self, _, ok := runtime.Caller(0)
 	Expect(ok).To(BeTrue())
 	return filepath.Join(filepath.Dir(self), "..", "..", "config", "crd", name)
+}
+
+// createNamespaceWithWidgets creates a namespace for the spec with empty
+// Widgets of the given names, and returns the namespace.
+func createNamespaceWithWidgets(ctx context.Context, names ...string) string {
+	GinkgoHelper()
+	ns := suite.Namespace(ctx, env)
+	for _, name := range names {
+		createWidget(ctx, ns, name)
+	}
+	return ns
+}
+
+// widgetKey is the key of a Widget.
+func widgetKey(ns, name string) client.ObjectKey {
+	return client.ObjectKey{Namespace: ns, Name: name}
 }
 
 // createWidget creates an empty Widget and returns its key.

@@ -5,6 +5,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/statusapply/statusapply/internal/cli"
 )
 
 var _ = Describe("lint", func() {
@@ -19,6 +21,7 @@ var _ = Describe("lint", func() {
 		r := run(ctx, "lint", gadgets, widgets)
 		Expect(r.err).To(HaveOccurred(), "an error finding fails the command")
 		Expect(r.err.Error()).To(ContainSubstring("lint found 1 error"))
+		Expect(cli.ExitCode(r.err)).To(Equal(1), "findings exit 1")
 		Expect(lineWith(r.stdout, "SOURCE", "CRD", "VERSION", "PATH", "SEVERITY", "MESSAGE")).NotTo(BeEmpty())
 		Expect(lineWith(r.stdout, gadgets, "gadgets.demo.statusapply.io", "v1alpha1", "status.conditions", "error",
 			"+listType=map and +listMapKey=type")).NotTo(BeEmpty())
@@ -26,12 +29,14 @@ var _ = Describe("lint", func() {
 		Expect(r.stdout).To(ContainSubstring("2 CRDs checked: 1 error, 1 warning"))
 
 		r = run(ctx, "lint", gadgets, "-o", "json")
-		Expect(r.err).To(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
 		var out lintJSON
 		decode(r, &out)
-		Expect(out.CRDs).To(Equal(1))
-		Expect(out.Errors).To(Equal(1))
-		Expect(out.Findings).To(ContainElement(And(
+		Expect(out.APIVersion).To(Equal(documentGroupVersion))
+		Expect(out.Kind).To(Equal("LintFindingList"))
+		Expect(out.Summary.CRDs).To(Equal(1))
+		Expect(out.Summary.Errors).To(Equal(1))
+		Expect(out.Items).To(ContainElement(And(HaveField("Kind", "LintFinding"),
 			HaveField("File", gadgets), HaveField("CRD", "gadgets.demo.statusapply.io"), HaveField("Version", "v1alpha1"),
 			HaveField("Path", "status.conditions"), HaveField("Severity", "error"), HaveField("Message", ContainSubstring("atomic")),
 		)))
@@ -40,15 +45,28 @@ var _ = Describe("lint", func() {
 	It("passes with warnings only for the Widget CRD", func(ctx context.Context) {
 		r := run(ctx, "lint", widgets)
 		Expect(r.err).NotTo(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(0))
 		Expect(r.stdout).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
 
 		r = run(ctx, "lint", widgets, "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
 		var out lintJSON
 		decode(r, &out)
-		Expect(out.Errors).To(BeZero())
-		Expect(out.Warnings).To(Equal(1))
-		Expect(out.Findings).To(HaveEach(HaveField("Severity", "warning")))
+		Expect(out.Summary.Errors).To(BeZero())
+		Expect(out.Summary.Warnings).To(Equal(1))
+		Expect(out.Items).To(HaveEach(HaveField("Severity", "warning")))
+
+		By("-o yaml, jsonpath and name")
+		r = run(ctx, "lint", widgets, "-o", "yaml")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(HavePrefix("apiVersion: " + documentGroupVersion + "\n"))
+		Expect(r.stdout).To(ContainSubstring("kind: LintFindingList\n"))
+		r = run(ctx, "lint", gadgets, widgets, "-o", "jsonpath={.summary.errors} {.items[*].severity}")
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		Expect(r.stdout).To(Equal("1 error warning"))
+		r = run(ctx, "lint", gadgets, widgets, "-o", "name")
+		Expect(r.stdout).To(Equal("customresourcedefinition.apiextensions.k8s.io/gadgets.demo.statusapply.io\n" +
+			"customresourcedefinition.apiextensions.k8s.io/widgets.demo.statusapply.io\n"))
 	})
 
 	It("checks the cluster's CRDs without files, or with --cluster-crds", func(ctx context.Context) {
@@ -58,18 +76,22 @@ var _ = Describe("lint", func() {
 		Expect(lineWith(r.stdout, "cluster", "widgets.demo.statusapply.io", "status.plan.steps", "warning")).NotTo(BeEmpty())
 
 		r = run(ctx, "lint", widgets, "--cluster-crds", "-o", "json")
-		Expect(r.err).To(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
 		var out lintJSON
 		decode(r, &out)
-		Expect(out.CRDs).To(Equal(3), "one CRD from the file, two from the cluster")
-		Expect(out.Errors).To(Equal(1))
-		Expect(out.Findings).To(ContainElement(And(HaveField("File", ""), HaveField("CRD", "gadgets.demo.statusapply.io"))))
-		Expect(out.Findings).To(ContainElement(And(HaveField("File", widgets), HaveField("Severity", "warning"))))
+		Expect(out.Summary.CRDs).To(Equal(3), "one CRD from the file, two from the cluster")
+		Expect(out.Summary.Errors).To(Equal(1))
+		Expect(out.Items).To(ContainElement(And(HaveField("File", ""), HaveField("CRD", "gadgets.demo.statusapply.io"))))
+		Expect(out.Items).To(ContainElement(And(HaveField("File", widgets), HaveField("Severity", "warning"))))
 	})
 
-	It("refuses a file it cannot read, naming it", func(ctx context.Context) {
+	It("refuses a file it cannot read, naming it, with exit code 2 (not a finding)", func(ctx context.Context) {
 		r := run(ctx, "lint", crdFile("missing.yaml"))
 		Expect(r.err).To(HaveOccurred())
 		Expect(r.err.Error()).To(ContainSubstring("missing.yaml"))
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+
+		r = run(ctx, "lint", gadgets, crdFile("missing.yaml"))
+		Expect(cli.ExitCode(r.err)).To(Equal(2), "a tool error wins over findings")
 	})
 })

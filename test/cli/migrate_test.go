@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -67,15 +68,18 @@ var _ = Describe("migrate", func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		var out migrateJSON
 		decode(r, &out)
+		Expect(out.APIVersion).To(Equal(documentGroupVersion))
+		Expect(out.Kind).To(Equal("MigrationList"))
 		Expect(out.DryRun).To(BeFalse())
 		Expect(out.Plan.Conditions).To(Equal(map[string]string{"A": "readiness", "B": "networking"}))
 		Expect(out.Plan.Managers).To(Equal(map[string]string{legacyManager: "summary"}))
 		Expect(out.Summary.Total).To(Equal(1))
 		Expect(out.Summary.Changed).To(Equal(1))
-		Expect(out.Objects).To(HaveLen(1))
-		obj := out.Objects[0]
+		Expect(out.Items).To(HaveLen(1))
+		obj := out.Items[0]
+		Expect(obj.Kind).To(Equal("Migration"))
 		Expect(obj.Outcome).To(Equal("migrated"))
-		Expect(obj.Name).To(Equal("w1"))
+		Expect(obj.Object).To(Equal(objectRefJSON{APIVersion: "demo.statusapply.io/v1alpha1", Kind: "Widget", Namespace: ns, Name: "w1"}))
 		Expect(obj.Before).NotTo(BeNil())
 		Expect(obj.After).NotTo(BeNil())
 		Expect(conditionsByManager(obj.Before.Managers)).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
@@ -110,24 +114,43 @@ var _ = Describe("migrate", func() {
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Degraded"))
 	})
 
-	It("migrates a list with progress on stderr, seeding untracked objects", func(ctx context.Context) {
+	It("migrates a list, seeding untracked objects, with a summary, progress only when asked, and -v or -o wide per object", func(ctx context.Context) {
 		legacyObject(ctx, "tracked")
 		untracked := createWidget(ctx, ns, "untracked")
 		clearManagedFields(ctx, untracked)
 		legacyWrite(ctx, untracked, "Running", widgets.CS("A", "True", "B", "True"))
 		Expect(getWidget(ctx, untracked).ManagedFields).To(BeEmpty())
+		plan := []string{"--condition", "A=readiness", "--condition", "B=networking", "--release-shared"}
 
-		r := run(ctx, "migrate", "widgets", "-n", ns, "--apply", "-o", "json",
-			"--condition", "A=readiness", "--condition", "B=networking", "--release-shared")
+		By("a dry run of a list prints a summary; stderr, not a terminal here, gets no progress")
+		r := run(ctx, append([]string{"migrate", "widgets", "-n", ns}, plan...)...)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stderr).To(ContainSubstring("[1/2] Widget " + ns + "/tracked: migrated"))
-		Expect(r.stderr).To(ContainSubstring("[2/2] Widget " + ns + "/untracked: migrated"))
+		Expect(r.stdout).To(Equal("dry run: 2 objects, 2 would change, 0 unchanged, 0 failed; nothing was written (add --apply to write)\n"))
+		Expect(r.stderr).To(BeEmpty())
+
+		By("-v prints every object's ownership before and after")
+		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "-v"}, plan...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/tracked: would migrate\n  before:\n"))
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/untracked: would migrate\n  (it had no managedFields"))
+
+		By("-o wide prints one line per object")
+		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "-o", "wide"}, plan...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(MatchRegexp(`^NAME\s+OUTCOME\s+ATTEMPTS\s+SEEDED\s+BEFORE\s+AFTER\s+ERROR\n`))
+		Expect(lineWith(r.stdout, "tracked ", "would migrate", " false ", "legacy=A,B,.status.phase", "readiness=A", "networking=B")).NotTo(BeEmpty())
+		Expect(lineWith(r.stdout, "untracked ", "would migrate", " true ", "before-first-apply=A,B,.status.phase")).NotTo(BeEmpty())
+
+		By("--apply with --progress and two workers")
+		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "--apply", "-o", "json", "--progress", "--concurrency", "2"}, plan...)...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(Equal("[1/2] Widget " + ns + "/tracked: migrated\n[2/2] Widget " + ns + "/untracked: migrated\n"))
 		var out migrateJSON
 		decode(r, &out)
 		Expect(out.Summary.Changed).To(Equal(2))
-		Expect(out.Objects).To(ConsistOf(
-			And(HaveField("Name", "tracked"), HaveField("Seeded", BeFalse())),
-			And(HaveField("Name", "untracked"), HaveField("Seeded", BeTrue())),
+		Expect(out.Items).To(ConsistOf(
+			And(HaveField("Object.Name", "tracked"), HaveField("Seeded", BeFalse())),
+			And(HaveField("Object.Name", "untracked"), HaveField("Seeded", BeTrue())),
 		))
 		for _, key := range []client.ObjectKey{{Namespace: ns, Name: "tracked"}, untracked} {
 			o := inspect(ctx, key)
@@ -137,12 +160,41 @@ var _ = Describe("migrate", func() {
 		}
 	})
 
+	It("migrates many objects concurrently, reporting them in order", func(ctx context.Context) {
+		var names []string
+		for i := range 12 {
+			name := fmt.Sprintf("w%02d", i)
+			legacyObject(ctx, name)
+			names = append(names, name)
+		}
+		r := run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=summary", "--apply",
+			"--concurrency", "4", "--progress", "-o", "name")
+		Expect(r.err).NotTo(HaveOccurred())
+		var progress, printed []string
+		for i, name := range names {
+			progress = append(progress, fmt.Sprintf("[%d/12] Widget %s/%s: migrated", i+1, ns, name))
+			printed = append(printed, "widget.demo.statusapply.io/"+name)
+		}
+		Expect(strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")).To(Equal(progress))
+		Expect(strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")).To(Equal(printed), "-o name lists the objects that changed")
+		for _, name := range names {
+			Expect(inspect(ctx, client.ObjectKey{Namespace: ns, Name: name}).ConditionTypes()).
+				To(Equal(map[string][]string{"summary": {"A", "B"}}))
+		}
+
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=summary", "--concurrency", "4", "--exit-code", "-o", "name")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(BeEmpty(), "nothing left to change")
+	})
+
 	It("reports a failing object and migrates the others, exiting non-zero", func(ctx context.Context) {
 		key := legacyObject(ctx, "w1")
 
 		r := run(ctx, "migrate", "widgets", "missing", "w1", "-n", ns, "--from", legacyManager+"=summary", "--apply")
 		Expect(r.err).To(HaveOccurred())
 		Expect(r.err.Error()).To(ContainSubstring("1 of 2 objects failed to migrate"))
+		Expect(cli.ExitCode(r.err)).To(Equal(2), "a failed object is an error, not a finding")
+		Expect(r.stdout).To(MatchRegexp(`(?s)missing: failed.*w1: migrated`), "objects are reported in argument order")
 		Expect(lineWith(r.stdout, "Widget "+ns+"/missing: failed:", "not found")).NotTo(BeEmpty())
 		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/w1: migrated\n"))
 		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{"summary": {"A", "B"}}))

@@ -22,6 +22,8 @@ var (
 	kubeconfig string
 	// cacheDir keeps the commands' discovery cache out of the home directory.
 	cacheDir string
+	// suiteDir holds the suite's files; it is removed after the suite.
+	suiteDir string
 )
 
 func TestCLI(t *testing.T) {
@@ -33,6 +35,7 @@ var _ = BeforeSuite(func() {
 	dir, err := os.MkdirTemp("", "statusapply-cli-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
+	suiteDir = dir
 	env = suite.Start(testenv.Options{})
 
 	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "cli", Groups: []string{"system:masters"}}, nil)

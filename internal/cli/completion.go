@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+const completionLong = `completion prints a shell completion script for the statusapply binary.
+
+  bash:  source <(statusapply completion bash)
+         (needs the bash-completion package; or write the script to
+         /etc/bash_completion.d/statusapply)
+  zsh:   statusapply completion zsh > "${fpath[1]}/_statusapply"
+         (with "autoload -U compinit; compinit" in ~/.zshrc)
+  fish:  statusapply completion fish > ~/.config/fish/completions/statusapply.fish
+
+Resource types, object names and -o formats complete from the cluster of the
+kubeconfig flags on the command line.
+
+As a kubectl plugin, "kubectl statusapply <TAB>" completes through kubectl's
+own completion, which runs an executable named kubectl_complete-statusapply
+found on PATH: install the script of that name from cmd/kubectl-statusapply
+next to the kubectl-statusapply binary ("make install-plugin" does both).`
+
+func newCompletionCommand() *cobra.Command {
+	shells := []string{"bash", "zsh", "fish"}
+	return &cobra.Command{
+		Use:                   "completion bash|zsh|fish",
+		Short:                 "Print a shell completion script",
+		Long:                  completionLong,
+		DisableFlagsInUseLine: true,
+		ValidArgs:             shells,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 || !slices.Contains(shells, args[0]) {
+				return withExitCode(exitUsage, fmt.Errorf("give one shell: %s", strings.Join(shells, ", ")))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, w := cmd.Root(), cmd.OutOrStdout()
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(w, true)
+			case "zsh":
+				return root.GenZshCompletion(w)
+			default:
+				return root.GenFishCompletion(w, true)
+			}
+		},
+	}
+}
+
+// completeObjects completes TYPE, NAME after a TYPE, and TYPE/NAME from the
+// cluster: resource types that can be listed, and the names of the objects
+// of a type in the namespace of the flags. Failures complete nothing.
+func completeObjects(cluster *clusterAccess) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		noFiles := cobra.ShellCompDirectiveNoFileComp
+		switch {
+		case len(args) == 0 && !strings.Contains(toComplete, "/"):
+			return resourceTypes(cluster), noFiles
+		case len(args) == 0:
+			kind, _, _ := strings.Cut(toComplete, "/")
+			var out []cobra.Completion
+			for _, name := range objectNames(cluster, kind) {
+				out = append(out, kind+"/"+name)
+			}
+			return out, noFiles
+		case !strings.Contains(args[0], "/"):
+			names := slices.DeleteFunc(objectNames(cluster, args[0]), func(n string) bool { return slices.Contains(args[1:], n) })
+			return names, noFiles
+		}
+		return nil, noFiles
+	}
+}
+
+// resourceTypes lists the plural names of the types the server can list.
+func resourceTypes(cluster *clusterAccess) []string {
+	if cluster.check() != nil {
+		return nil
+	}
+	dc, err := cluster.flags.ToDiscoveryClient()
+	if err != nil {
+		return nil
+	}
+	lists, _ := dc.ServerPreferredResources() // partial results are fine
+	var out []string
+	for _, l := range lists {
+		for _, r := range l.APIResources {
+			if strings.Contains(r.Name, "/") || !slices.Contains(r.Verbs, "list") {
+				continue
+			}
+			out = append(out, r.Name)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// objectNames lists the names of the objects of kind in the flags'
+// namespace.
+func objectNames(cluster *clusterAccess, kind string) []string {
+	b, err := cluster.builder()
+	if err != nil {
+		return nil
+	}
+	ns, err := cluster.namespace()
+	if err != nil {
+		return nil
+	}
+	r := b.NamespaceParam(ns).DefaultNamespace().
+		ResourceTypeOrNameArgs(true, kind).
+		RequestChunksOf(defaultChunkSize).
+		ContinueOnError().
+		Do()
+	var names []string
+	_ = r.Visit(func(info *resource.Info, err error) error {
+		if err != nil {
+			return nil
+		}
+		return meta.EachListItem(info.Object, func(o runtime.Object) error {
+			if m, err := meta.Accessor(o); err == nil {
+				names = append(names, m.GetName())
+			}
+			return nil
+		})
+	})
+	return names
+}
