@@ -58,7 +58,7 @@ func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix 
 		if !bok && before != nil || !aok && after != nil {
 			break
 		}
-		keys := atom.List.Keys
+		keys := atom.Keys
 		beforeByKey := make(map[string]any, len(bl))
 		for _, item := range bl {
 			if k, ok := elementKey(item, keys); ok {

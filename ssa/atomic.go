@@ -43,7 +43,7 @@ func conditionsSchemaOf(tv *typed.TypedValue) conditionsSchema {
 	}
 	out := conditionsSchema{atomic: atom.List.ElementRelationship == schema.Atomic}
 	elem, ok := s.Resolve(atom.List.ElementType)
-	if !ok || elem.Map == nil || len(elem.Map.Fields) != len(metav1ConditionFields) {
+	if !ok || elem.Map == nil || len(elem.Fields) != len(metav1ConditionFields) {
 		return out
 	}
 	for _, name := range metav1ConditionFields {

@@ -62,7 +62,8 @@ func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) erro
 	id := ObjectID{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(obj)}
 	return invalidf("%s: unknown kind %s: the scheme does not recognise it, no type converter has its schema "+
 		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
-		"with WithTypeConverter (a generated applyconfiguration package's NewTypeConverter)", id, gvk)
+		"with WithTypeConverter: a generated applyconfiguration package's NewTypeConverter for your own Go types, "+
+		"schemas.FromCluster for a CRD the API server serves, schemas.FromCRDFiles for CRD manifests", id, gvk)
 }
 
 // kindSchema is what an Applier needs of one kind's schema on every apply,
@@ -73,15 +74,27 @@ type kindSchema struct {
 	conditions conditionsSchema
 }
 
-// kindSchemas caches kindSchema per kind; kinds are a small, closed set.
+// kindSchemas caches kindSchema per kind; kinds are a small, closed set. A
+// type converter whose schemas change while the process runs (one that reads
+// the cluster's OpenAPI, or CRD objects it is told about) says so through a
+// SchemaVersion method; the cache is dropped whenever the sum changes, so a
+// CRD updated under a running controller is checked by its new schema.
 type kindSchemas struct {
-	mu    sync.Mutex
-	kinds map[schema.GroupVersionKind]*kindSchema
+	mu      sync.Mutex
+	version uint64
+	kinds   map[schema.GroupVersionKind]*kindSchema
 }
 
 // schemaOf returns the schema of gvk from the Applier's type converters.
 func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
+	var version uint64
+	if versioned, ok := a.tc.(interface{ SchemaVersion() uint64 }); ok {
+		version = versioned.SchemaVersion()
+	}
 	a.schemas.mu.Lock()
+	if a.schemas.version != version {
+		a.schemas.version, a.schemas.kinds = version, nil
+	}
 	ks := a.schemas.kinds[gvk]
 	a.schemas.mu.Unlock()
 	if ks != nil {

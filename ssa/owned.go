@@ -275,7 +275,7 @@ func valuesMatch(s *smdschema.Schema, tr smdschema.TypeRef, owned, observed any)
 			}
 		}
 		return true
-	case atom.List != nil && atom.List.ElementRelationship == smdschema.Associative && len(atom.List.Keys) > 0:
+	case atom.List != nil && atom.List.ElementRelationship == smdschema.Associative && len(atom.Keys) > 0:
 		ol, ok := owned.([]any)
 		if !ok {
 			return equalContent(owned, observed)
@@ -283,7 +283,7 @@ func valuesMatch(s *smdschema.Schema, tr smdschema.TypeRef, owned, observed any)
 		bl, _ := observed.([]any)
 		for _, item := range ol {
 			im, _ := item.(map[string]any)
-			match := findByKeys(bl, im, atom.List.Keys)
+			match := findByKeys(bl, im, atom.Keys)
 			if match == nil || !valuesMatch(s, atom.List.ElementType, item, match) {
 				return false
 			}

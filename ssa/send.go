@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -74,7 +75,19 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 	defer release()
 	resp := newObjectLike(obs, t)
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
-	ac := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body, into: resp}
+	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body, into: resp}
+	var ac runtime.ApplyConfiguration = encoded
+	var viaUnstructured *unstructured.Unstructured
+	if !a.cfg.scheme.Recognizes(t.GVK) {
+		// A kind without Go types (a CRD the writer does not own): the typed
+		// client encodes its request options through the scheme, which does
+		// not know the group version, so the unstructured client sends it.
+		viaUnstructured = &unstructured.Unstructured{}
+		if err := viaUnstructured.UnmarshalJSON(in.body); err != nil {
+			return nil, fmt.Errorf("decoding the intent: %w", err)
+		}
+		ac = client.ApplyConfigurationFromUnstructured(viaUnstructured)
+	}
 	owner := client.FieldOwner(t.Manager)
 	if t.Subresource == StatusSubresource {
 		opts := []client.SubResourceApplyOption{owner}
@@ -92,7 +105,15 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 	if err != nil {
 		return nil, err
 	}
-	if err := ac.decodeInto(resp); err != nil {
+	if viaUnstructured != nil {
+		data, err := viaUnstructured.MarshalJSON()
+		if err != nil {
+			return nil, fmt.Errorf("encoding the API server's response: %w", err)
+		}
+		if err := decodeObject(data, resp); err != nil {
+			return nil, err
+		}
+	} else if err := encoded.decodeInto(resp); err != nil {
 		return nil, err
 	}
 	if resp.GetResourceVersion() == "" {

@@ -11,10 +11,26 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
+// ErrNoSchema is wrapped when no type converter has the schema of an
+// object's kind. The error names the kind and the options that provide one.
+// Type converters may wrap it in their own errors for a kind they do not
+// serve (the schemas package's do), so that errors.Is finds it either way.
+var ErrNoSchema = errors.New("no schema")
+
+// noSchemaHint says how to give an Applier the schema of a kind.
+const noSchemaHint = "give the Applier its schema with WithTypeConverter: schemas.FromCluster(cfg) reads it " +
+	"from the API server's OpenAPI, schemas.FromCRDFiles(paths...) from the CRD's manifest, and a generated " +
+	"applyconfiguration package's NewTypeConverter(scheme) serves your own Go types"
+
 // TypeConverters combines several type converters into one that asks each in
 // turn, so that built-in kinds (client-go's applyconfigurations.NewTypeConverter)
 // and custom resources (a generated applyconfiguration package's
 // NewTypeConverter, or one built from CRD schemas) are served together.
+//
+// The first converter that has the object's kind decides: when the object
+// does not fit that schema (a field it does not declare), its error is
+// returned, prefixed with the kind. When none has the kind the error wraps
+// ErrNoSchema, names the kind and says how to provide it.
 func TypeConverters(converters ...managedfields.TypeConverter) managedfields.TypeConverter {
 	return typeConverters(converters)
 }
@@ -22,14 +38,33 @@ func TypeConverters(converters ...managedfields.TypeConverter) managedfields.Typ
 type typeConverters []managedfields.TypeConverter
 
 func (tcs typeConverters) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions) (tv *typed.TypedValue, err error) {
-	var errs []error
+	gvk := obj.GetObjectKind().GroupVersionKind()
+	var misses []error
 	for _, tc := range tcs {
 		if tv, err = tc.ObjectToTyped(obj, opts...); err == nil {
 			return tv, nil
 		}
-		errs = append(errs, err)
+		if !errors.Is(err, ErrNoSchema) && hasSchema(tc, gvk) {
+			// The converter knows the kind: the object does not fit its schema.
+			return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
+		}
+		misses = append(misses, err)
 	}
-	return nil, fmt.Errorf("no schema for %s: %w", obj.GetObjectKind().GroupVersionKind(), errors.Join(errs...))
+	return nil, fmt.Errorf("%w for kind %s (%s): %s: %w", ErrNoSchema, gvk.Kind, gvk.GroupVersion(), noSchemaHint, errors.Join(misses...))
+}
+
+// SchemaVersion sums the SchemaVersion of the converters that have one (the
+// schemas package's, whose schemas can change while the process runs): it
+// changes whenever a schema they serve changes, so that what is derived from
+// a schema can be cached per version. Converters without one never change.
+func (tcs typeConverters) SchemaVersion() uint64 {
+	var v uint64
+	for _, tc := range tcs {
+		if versioned, ok := tc.(interface{ SchemaVersion() uint64 }); ok {
+			v += versioned.SchemaVersion()
+		}
+	}
+	return v
 }
 
 func (tcs typeConverters) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) {

@@ -10,10 +10,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -46,13 +48,17 @@ func (r *NetworkingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile queues the endpoint and the Reachable condition and flushes them
-// as one apply, at every exit.
-func (r *NetworkingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-	b := batcher.New(r.Applier)
-	defer requeueOnConflict(ctx, &res, &err)
-	defer b.FlushInto(ctx, &err)
+// Reconcile runs reconcile with a batch of its own (ctrlbatch.Wrap): the
+// endpoint and the Reachable condition go out as one apply, at every exit,
+// and a conflict requeues.
+func (r *NetworkingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+}
 
+// reconcile queues the endpoint and the Reachable condition into the
+// reconcile's batch.
+func (r *NetworkingReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := ctrlbatch.FromContext(ctx)
 	w := &v1alpha1.Widget{}
 	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -10,10 +10,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -70,13 +72,17 @@ func hasNoPlan(obj client.Object) bool {
 	return ok && w.Status.Plan == nil
 }
 
-// Reconcile queues the plan (when the Widget has none) and the Planned
-// condition, and flushes them as one apply, at every exit.
-func (r *PlannerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-	b := batcher.New(r.Applier)
-	defer requeueOnConflict(ctx, &res, &err)
-	defer b.FlushInto(ctx, &err)
+// Reconcile runs reconcile with a batch of its own (ctrlbatch.Wrap): the plan
+// and the Planned condition go out as one apply, at every exit, and a
+// conflict requeues.
+func (r *PlannerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+}
 
+// reconcile queues the plan (when the Widget has none) and the Planned
+// condition into the reconcile's batch.
+func (r *PlannerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	b := ctrlbatch.FromContext(ctx)
 	w := &v1alpha1.Widget{}
 	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)

@@ -9,10 +9,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -45,18 +46,19 @@ func (r *ReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// Reconcile queues the readiness status functions and flushes them once, at
-// every exit.
-func (r *ReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
-	b := batcher.New(r.Applier)
-	defer requeueOnConflict(ctx, &res, &err)
-	defer b.FlushInto(ctx, &err)
+// Reconcile runs reconcile with a batch of its own (ctrlbatch.Wrap): what it
+// queues is flushed once, at every exit, and a conflict requeues.
+func (r *ReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+}
 
+// reconcile queues the readiness status functions into the reconcile's batch.
+func (r *ReadinessReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	w := &v1alpha1.Widget{}
 	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return ctrl.Result{}, queueStatus(b, w, ReadinessManager, setReady, setReadyReplicas, setObservedGeneration)
+	return ctrl.Result{}, queueStatus(ctrlbatch.FromContext(ctx), w, ReadinessManager, setReady, setReadyReplicas, setObservedGeneration)
 }
 
 // setReady sets Ready: True when the Widget asks for replicas, False with

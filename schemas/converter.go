@@ -1,0 +1,88 @@
+package schemas
+
+import (
+	"errors"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/kube-openapi/pkg/validation/spec"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+)
+
+// gvkExtension is the OpenAPI extension that names the kinds a definition
+// is the schema of; managedfields indexes its converters by it too.
+const gvkExtension = "x-kubernetes-group-version-kind"
+
+// kinds is the schema of a set of kinds, built from OpenAPI definitions. It
+// never changes once built.
+type kinds struct {
+	tc    managedfields.TypeConverter
+	kinds map[schema.GroupVersionKind]struct{}
+}
+
+// newKinds builds the schemas of every kind the definitions declare.
+func newKinds(definitions map[string]*spec.Schema, preserveUnknownFields bool) (*kinds, error) {
+	tc, err := managedfields.NewTypeConverter(definitions, preserveUnknownFields)
+	if err != nil {
+		return nil, err
+	}
+	k := &kinds{tc: tc, kinds: map[schema.GroupVersionKind]struct{}{}}
+	for _, def := range definitions {
+		if def == nil {
+			continue
+		}
+		for _, gvk := range declaredKinds(def.Extensions) {
+			k.kinds[gvk] = struct{}{}
+		}
+	}
+	return k, nil
+}
+
+// has reports whether k has the schema of gvk.
+func (k *kinds) has(gvk schema.GroupVersionKind) bool {
+	if k == nil {
+		return false
+	}
+	_, ok := k.kinds[gvk]
+	return ok
+}
+
+// declaredKinds reads the kinds of a definition's gvkExtension, a list of
+// {group, version, kind} objects.
+func declaredKinds(ext spec.Extensions) []schema.GroupVersionKind {
+	list, ok := ext[gvkExtension].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]schema.GroupVersionKind, 0, len(list))
+	for _, item := range list {
+		m, ok := item.(map[string]any)
+		if !ok {
+			continue
+		}
+		g, _ := m["group"].(string)
+		v, _ := m["version"].(string)
+		k, _ := m["kind"].(string)
+		if v != "" && k != "" {
+			out = append(out, schema.GroupVersionKind{Group: g, Version: v, Kind: k})
+		}
+	}
+	return out
+}
+
+// toObject turns a typed value back into an object, whatever its kind: the
+// value holds its own apiVersion and kind.
+func toObject(tv *typed.TypedValue) (runtime.Object, error) {
+	if tv == nil {
+		return nil, errors.New("nil typed value")
+	}
+	switch content := tv.AsValue().Unstructured().(type) {
+	case map[string]any:
+		return &unstructured.Unstructured{Object: content}, nil
+	default:
+		return nil, fmt.Errorf("a typed value of %T is not an object", content)
+	}
+}
