@@ -171,6 +171,49 @@ func (b *Batch) FlushInto(ctx context.Context, errp *error) {
 // joins every entry's error, each naming its target; errors.Is and errors.As
 // (apierrors.IsNotFound, conflicts classification) work through it.
 func (b *Batch) Flush(ctx context.Context) error {
+	return b.flush(ctx, nil)
+}
+
+// DryRunResult is what one entry would do, as the API server answered a
+// dry-run apply of it.
+type DryRunResult struct {
+	// Target is the entry.
+	Target ssa.Target
+	// Result.Sent is false when the entry would change nothing (no request
+	// was made); otherwise Result.Intent is the apply configuration that
+	// would be sent and Result.Object the object the API server would store.
+	Result ssa.Result
+	// Err is what applying the entry would fail with, such as a conflict.
+	Err error
+}
+
+// DryRun asks the API server what Flush would do, without writing: every
+// entry that would send an apply sends it as a server-side dry run
+// (DryRunAll), so the server merges, checks ownership and conflicts, and
+// answers with the object it would store. Nothing is written, every entry
+// stays queued, the batch keeps its observations and the Applier remembers
+// nothing from the answers. Results come in Pending order; the error joins
+// the entries' errors as Flush's would.
+func (b *Batch) DryRun(ctx context.Context) ([]DryRunResult, error) {
+	var (
+		mu      sync.Mutex
+		results []DryRunResult
+	)
+	err := b.flush(ctx, func(t ssa.Target, res ssa.Result, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		results = append(results, DryRunResult{Target: t, Result: res, Err: err})
+	})
+	order := map[ssa.Target]int{}
+	for i, t := range b.Pending() {
+		order[t] = i
+	}
+	sort.SliceStable(results, func(i, j int) bool { return order[results[i].Target] < order[results[j].Target] })
+	return results, err
+}
+
+// flush is Flush, or with dryRun set a dry run that reports each entry to it.
+func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, error)) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 
@@ -197,12 +240,32 @@ func (b *Batch) Flush(ctx context.Context) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = b.flushObject(ctx, work[i])
+			errs[i] = b.flushObject(ctx, work[i], dryRun)
 		}()
 	}
 	wg.Wait()
-	b.compact()
+	if dryRun == nil {
+		b.compact()
+		b.recordPending(work)
+	}
 	return errors.Join(errs...)
+}
+
+// recordPending reports, per field manager and kind of the entries this
+// Flush tried, how many stay queued.
+func (b *Batch) recordPending(work []flushWork) {
+	var flushed, pending []ssa.Target
+	b.mu.Lock()
+	for _, w := range work {
+		for _, ew := range w.entries {
+			flushed = append(flushed, ew.entry.target)
+			if len(ew.entry.contribs) > 0 {
+				pending = append(pending, ew.entry.target)
+			}
+		}
+	}
+	b.mu.Unlock()
+	b.applier.RecordPending(flushed, pending)
 }
 
 type flushWork struct {
@@ -217,7 +280,7 @@ type entryWork struct {
 }
 
 // flushObject sends one object's entries in order and records each result.
-func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
+func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
 	var errs []error
 	observed := w.observed
 	incarnation := observed.GetUID()
@@ -238,12 +301,21 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork) error {
 			errs = append(errs, &ssa.Error{Target: t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, observed.GetUID())})
 			continue
 		}
+		opts.DryRun = dryRun != nil
 		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), opts)
-		if b.onResult != nil {
-			b.onResult(t, res, err)
-		}
 		if res.Object != nil {
 			observed = res.Object
+		}
+		if dryRun != nil {
+			dryRun(t, res, err)
+			if err != nil {
+				errs = append(errs, err)
+				mainFailed = mainFailed || t.Subresource == ssa.MainResource
+			}
+			continue
+		}
+		if b.onResult != nil {
+			b.onResult(t, res, err)
 		}
 		b.mu.Lock()
 		w.object.observed = observed

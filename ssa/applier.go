@@ -72,6 +72,10 @@ type ApplyOptions struct {
 	// Policy decides what to do about a field-manager conflict. Nil means the
 	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
 	Policy *conflicts.Policy
+	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
+	// server checks, merges and answers with the object it would store, and
+	// stores nothing. What the manager owns is not remembered from it.
+	DryRun bool
 }
 
 // Result is what Apply did.
@@ -82,6 +86,9 @@ type Result struct {
 	Object client.Object
 	// Sent is false when the intent changed nothing and no request was made.
 	Sent bool
+	// Intent is the apply configuration sent last, as JSON; nil when nothing
+	// was sent.
+	Intent []byte
 	// Attempts counts the applies sent, retries included.
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
@@ -171,32 +178,40 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 			return fail(err)
 		}
 		if in.unchanged {
-			a.metrics.skipped.With(labels).Inc()
+			if !opts.DryRun {
+				a.metrics.skipped.With(labels).Inc()
+			}
 			logger.V(1).Info("apply skipped: no change")
 			return res, nil
 		}
 		res.Attempts++
-		resp, sendErr := a.send(ctx, t, in, obs, false)
+		res.Intent = in.body
+		resp, sendErr := a.send(ctx, t, in, obs, false, opts.DryRun)
 		if sendErr == nil {
-			a.remember(t, resp, in)
-			a.metrics.applies.With(labels).Inc()
-			logger.V(1).Info("applied", "resourceVersion", resp.GetResourceVersion())
+			if !opts.DryRun {
+				a.remember(t, resp, in)
+				a.metrics.applies.With(labels).Inc()
+			}
+			logger.V(1).Info("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", opts.DryRun)
 			res.Object, res.Sent = resp, true
 			return res, nil
 		}
-		// Whatever happened on the server, what the manager owns is no
-		// longer known: a timeout may have applied the intent.
-		a.forget(t, obs)
+		if !opts.DryRun {
+			// Whatever happened on the server, what the manager owns is no
+			// longer known: a timeout may have applied the intent.
+			a.forget(t, obs)
+		}
+		if apierrors.IsConflict(sendErr) {
+			a.metrics.conflict(t, sendErr)
+		}
 		switch conflicts.Classify(sendErr) {
 		case conflicts.ClassFieldManagerConflict:
-			a.metrics.conflicts.With(labels).Inc()
-			if err := a.resolve(ctx, t, in, obs, &res, policy, sendErr); err != nil {
+			if err := a.resolve(ctx, t, in, obs, &res, policy, sendErr, opts.DryRun); err != nil {
 				return fail(err)
 			}
 			a.metrics.applies.With(labels).Inc()
 			return res, nil
 		case conflicts.ClassStale:
-			a.metrics.conflicts.With(labels).Inc()
 		default:
 			return fail(sendErr)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -67,7 +68,7 @@ func decodeObject(data []byte, obj client.Object) error {
 
 // send makes the one request, holding the object's lane only for it, and
 // returns the API server's response as an object of obs's type.
-func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.Object, force bool) (client.Object, error) {
+func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.Object, force, dryRun bool) (client.Object, error) {
 	release, err := a.lanes.acquire(ctx, t.Object())
 	if err != nil {
 		return nil, err
@@ -89,16 +90,24 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 		ac = client.ApplyConfigurationFromUnstructured(viaUnstructured)
 	}
 	owner := client.FieldOwner(t.Manager)
+	start := time.Now()
+	defer func() { a.metrics.latency.With(a.metrics.labels(t)).Observe(time.Since(start).Seconds()) }()
 	if t.Subresource == StatusSubresource {
 		opts := []client.SubResourceApplyOption{owner}
 		if force {
 			opts = append(opts, client.ForceOwnership)
+		}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
 		}
 		err = a.client.Status().Apply(ctx, ac, opts...)
 	} else {
 		opts := []client.ApplyOption{owner}
 		if force {
 			opts = append(opts, client.ForceOwnership)
+		}
+		if dryRun {
+			opts = append(opts, client.DryRunAll)
 		}
 		err = a.client.Apply(ctx, ac, opts...)
 	}
@@ -127,7 +136,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 // (Yield), or forces it when every contested field is declared
 // (TakeDeclared). Each decision is recorded as an event when a recorder is
 // set.
-func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error) error {
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error, dryRun bool) error {
 	ref := conflicts.ObjectRef{GVK: t.GVK, Namespace: t.Namespace, Name: t.Name}
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
@@ -153,14 +162,15 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs clien
 			return fmt.Errorf("encoding the apply configuration: %w", err)
 		}
 		res.Attempts++
-		if resp, err = a.send(ctx, t, &prepared{body: body}, obs, false); err != nil {
+		res.Intent = body
+		if resp, err = a.send(ctx, t, &prepared{body: body}, obs, false, dryRun); err != nil {
 			return err
 		}
 		res.Yielded = d.Conflicts
 		log.FromContext(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
-		if resp, err = a.send(ctx, t, in, obs, true); err != nil {
+		if resp, err = a.send(ctx, t, in, obs, true, dryRun); err != nil {
 			return err
 		}
 		res.Taken = d.Conflicts

@@ -23,9 +23,16 @@ import (
 // ns, until the spec ends.
 func startManager(ns string) {
 	GinkgoHelper()
+	startManagerServing(ns, "0")
+}
+
+// startManagerServing is startManager with the manager's metrics endpoint
+// served on metricsAddress ("0" for none).
+func startManagerServing(ns, metricsAddress string) {
+	GinkgoHelper()
 	mgr, err := manager.New(env.Config, manager.Options{
 		Scheme:                 env.Scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
+		Metrics:                metricsserver.Options{BindAddress: metricsAddress},
 		HealthProbeBindAddress: "0",
 		// Every spec starts its own manager with the same controller names.
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},

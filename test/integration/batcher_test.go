@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -236,6 +237,9 @@ var _ = Describe("Batch", func() {
 			Expect(err).NotTo(HaveOccurred())
 			got := map[string]float64{}
 			for _, f := range families {
+				if f.GetType() != dto.MetricType_COUNTER {
+					continue // the latency histogram and the pending gauge are checked below
+				}
 				for _, m := range f.GetMetric() {
 					got[f.GetName()] += m.GetCounter().GetValue()
 					Expect(m.GetLabel()).To(ContainElement(HaveField("GetValue()", "readiness")), f.GetName())
@@ -292,6 +296,77 @@ var _ = Describe("Batch", func() {
 		Expect(errors.As(err, &cerr)).To(BeTrue(), "%v", err)
 		Expect(getWidget(ctx, key).Status.Endpoint).To(Equal("10.0.0.1"))
 		Expect(counters()).To(Equal(counts(2, 1, 2, 1, 1)))
+
+		By("conflicts are told apart by class; every request's latency is observed; the refused entry is pending")
+		families, err := reg.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		byName := map[string]*dto.MetricFamily{}
+		for _, f := range families {
+			byName[f.GetName()] = f
+		}
+		classes := map[string]float64{}
+		for _, m := range byName["statusapply_conflicts_total"].GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "class" {
+					classes[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+		Expect(classes).To(Equal(map[string]float64{"stale-resource-version": 1, "field-manager": 1}))
+		Expect(byName["statusapply_apply_duration_seconds"].GetMetric()).To(HaveLen(1))
+		Expect(byName["statusapply_apply_duration_seconds"].GetMetric()[0].GetHistogram().GetSampleCount()).
+			To(BeEquivalentTo(4), "2 applies, a stale 409 and a conflicting 409")
+		Expect(byName["statusapply_pending_entries"].GetMetric()).To(HaveLen(1))
+		Expect(byName["statusapply_pending_entries"].GetMetric()[0].GetGauge().GetValue()).To(BeEquivalentTo(1))
+	})
+
+	It("dry-runs a Flush: the API server's answer for each entry, nothing written, everything still queued", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		key := client.ObjectKeyFromObject(w)
+		other := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1"))
+		Expect(env.Client.Status().Apply(ctx, other, client.FieldOwner("networking"))).To(Succeed())
+		before := getWidget(ctx, key)
+
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, before, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		Expect(batcher.Status(b, before, "summary", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			widgets.Status(ac).WithEndpoint("10.0.0.2") // networking's field: a conflict
+			return nil
+		})).To(Succeed())
+		requests.Reset()
+		results, err := b.DryRun(ctx)
+		var cerr *conflicts.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "the conflicting entry's error: %v", err)
+		Expect(requests.Snapshot()).To(HaveKeyWithValue("apply", 2), "two dry-run applies")
+		Expect(results).To(HaveLen(2))
+		Expect(results[0].Target.Manager).To(Equal("readiness"))
+		Expect(results[0].Err).NotTo(HaveOccurred())
+		Expect(results[0].Result.Sent).To(BeTrue())
+		Expect(string(results[0].Result.Intent)).To(ContainSubstring(`"type":"Ready"`))
+		would, ok := results[0].Result.Object.(*v1alpha1.Widget)
+		Expect(ok).To(BeTrue())
+		Expect(widgets.Conditions(would)).To(Equal(widgets.CS("Ready", "True")), "the object the API server would store")
+		Expect(results[1].Err).To(MatchError(cerr))
+
+		after := getWidget(ctx, key)
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "nothing was written")
+		Expect(after.ManagedFields).To(Equal(before.ManagedFields))
+		Expect(b.Pending()).To(HaveLen(2), "every entry is still queued")
+
+		By("the real Flush then writes what the dry run showed")
+		err = b.Flush(ctx)
+		Expect(errors.As(err, &cerr)).To(BeTrue())
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("Ready", "True")))
+
+		By("a dry run of an entry that changes nothing sends nothing")
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+		requests.Reset()
+		results, err = b.DryRun(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Result.Sent).To(BeFalse())
+		Expect(requests.Snapshot()).NotTo(HaveKey("apply"))
 	})
 
 	It("sends spec before status and holds status back when the spec apply fails", func(ctx context.Context) {
