@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -130,6 +131,11 @@ func Execute(root *cobra.Command) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := root.ExecuteContext(ctx)
+	if err != nil && ctx.Err() != nil && !strings.Contains(err.Error(), "interrupted") {
+		// A signal stopped the command wherever it was; say so, whatever
+		// failed because of it.
+		err = fmt.Errorf("interrupted by %w: %w", context.Cause(ctx), err)
+	}
 	if ee, ok := errors.AsType[*exitError](err); !ok || ee.err != nil {
 		if err != nil {
 			fmt.Fprintln(root.ErrOrStderr(), "error:", err)
