@@ -27,6 +27,14 @@ help: ## List the targets.
 envtest: ## Build kube-apiserver and etcd from source for envtest (once; about 12 minutes cold).
 	@bash hack/envtest/install.sh
 
+.PHONY: envtest-compat
+envtest-compat: ## Build kube-apiserver for every supported Kubernetes version (hack/envtest/versions).
+	@bash hack/envtest/compat.sh --build-only
+
+.PHONY: test-compat
+test-compat: ## The envtest suites against every supported Kubernetes version; writes docs/compatibility.md.
+	@bash hack/envtest/compat.sh
+
 .PHONY: generate
 generate: ## Generate deepcopy, apply configurations (with Extract functions) and CRD manifests.
 	$(TOOLS) controller-gen object applyconfiguration crd paths=./api/... output:crd:dir=./config/crd
@@ -52,8 +60,20 @@ lint: ## gofmt, go vet and golangci-lint (built from the Go module proxy).
 unit: ## Unit tests (no API server).
 	$(GO) test $(TEST_FLAGS) $(UNIT_PKGS)
 
+.PHONY: tmux
+tmux: ## Install tmux when missing: the CLI suite drives the binary in a real terminal (skipped without tmux).
+	@command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux) || \
+		echo "tmux could not be installed: the CLI suite's terminal spec will be skipped"
+
+.PHONY: install-plugin
+install-plugin: ## Install kubectl-statusapply and its completion helper kubectl_complete-statusapply into GOBIN.
+	$(GO) install ./cmd/kubectl-statusapply
+	@bin=$$($(GO) env GOBIN); bin=$${bin:-$$($(GO) env GOPATH)/bin}; \
+		install -m 0755 cmd/kubectl-statusapply/kubectl_complete-statusapply "$$bin/kubectl_complete-statusapply"; \
+		echo "installed kubectl-statusapply and kubectl_complete-statusapply in $$bin"
+
 .PHONY: test
-test: envtest vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
+test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
 
 .PHONY: fuzz

@@ -4,12 +4,14 @@
 # but Go modules. Skips the build when both binaries are already installed.
 #
 #   KUBEBUILDER_ASSETS  install here instead of setup-envtest's default directory
-#   K8S_VERSION         the directory's version label (default 1.37.2; the pinned
-#                       versions live in the go.mod files beside this script)
+#   K8S_VERSION         the directory's version label (default: the last, newest line
+#                       of hack/envtest/versions; the module versions built are pinned
+#                       in the go.mod files beside this script, and make test-compat
+#                       checks that the two agree)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-version=${K8S_VERSION:-1.37.2}
+version=${K8S_VERSION:-$(sed -e 's/#.*//' -e 's/[[:space:]]//g' -e '/^$/d' "$here/versions" | tail -n 1)}
 data_home=${XDG_DATA_HOME:-$HOME/.local/share}
 dest=${KUBEBUILDER_ASSETS:-$data_home/kubebuilder-envtest/k8s/$version-$(go env GOOS)-$(go env GOARCH)}
 
