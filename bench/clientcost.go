@@ -234,41 +234,7 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 				}
 			}
 		}},
-		{Name: "StatusapplyMutators", What: "statusapply reconcile, client side: batch, 20 Mutators, Flush (extract, build, compare, encode)", Run: func(b *testing.B) {
-			states, responses, err := f.changing()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var response []byte
-			a, err := f.stubApplier(&response)
-			if err != nil {
-				b.Fatal(err)
-			}
-			specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				observed, target := states[1-i%2], i%2
-				response = responses[target]
-				s := specs[i%2] // every reconcile changes every condition, as scenario 1's changing phase
-				batch := batcher.New(a)
-				for j := range s.Mutators {
-					err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-						if ac.Status == nil {
-							ac.WithStatus(acv1alpha1.WidgetStatus())
-						}
-						return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := batch.Flush(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
+		{Name: "StatusapplyMutators", What: "statusapply reconcile, client side: batch, 20 Mutators, Flush (extract, build, compare, encode)", Run: func(b *testing.B) { f.runChanging(b, queueMutators) }},
 		{Name: "StatusapplySteady", What: "statusapply reconcile that changes nothing, client side: batch, 20 Mutators, Flush (no request)", Run: func(b *testing.B) {
 			states, responses, err := f.changing()
 			if err != nil {
@@ -280,62 +246,13 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 				b.Fatal(err)
 			}
 			s := fixtureSpec(f.key(), true)
-			reconcile := func(observed *v1alpha1.Widget) {
-				batch := batcher.New(a)
-				for j := range s.Mutators {
-					err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-						if ac.Status == nil {
-							ac.WithStatus(acv1alpha1.WidgetStatus())
-						}
-						return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := batch.Flush(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reconcile(states[0]) // the manager applies the On state once; the Applier remembers it
+			reconcileOnce(b, a, states[0], s, queueMutators) // the manager applies the On state once; the Applier remembers it
 			b.ReportAllocs()
 			for b.Loop() {
-				reconcile(states[1])
+				reconcileOnce(b, a, states[1], s, queueMutators)
 			}
 		}},
-		{Name: "StatusapplyEdits", What: "the same with 20 typed-object Edits (batcher.EditStatus: apply configuration derived by diff)", Run: func(b *testing.B) {
-			states, responses, err := f.changing()
-			if err != nil {
-				b.Fatal(err)
-			}
-			var response []byte
-			a, err := f.stubApplier(&response)
-			if err != nil {
-				b.Fatal(err)
-			}
-			specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				observed, target := states[1-i%2], i%2
-				response = responses[target]
-				s := specs[i%2]
-				batch := batcher.New(a)
-				for j := range s.Mutators {
-					err := batcher.EditStatus(batch, observed, FixtureManager, func(w *v1alpha1.Widget) error {
-						meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
-						return nil
-					})
-					if err != nil {
-						b.Fatal(err)
-					}
-				}
-				if err := batch.Flush(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}},
+		{Name: "StatusapplyEdits", What: "the same with 20 typed-object Edits (batcher.EditStatus: apply configuration derived by diff)", Run: func(b *testing.B) { f.runChanging(b, queueEdits) }},
 	}
 }
 
@@ -436,4 +353,75 @@ func RunClientCost(f *ClientFixture, rounds int, logf func(string, ...any)) []Cl
 		out = append(out, med)
 	}
 	return out
+}
+
+// queueFunc queues the fixture's status functions of s on batch, observing
+// observed.
+type queueFunc func(batch *batcher.Batch, observed *v1alpha1.Widget, s ReconcileSpec) error
+
+// queueMutators queues one Mutator per condition, as apply-based status
+// functions are written.
+func queueMutators(batch *batcher.Batch, observed *v1alpha1.Widget, s ReconcileSpec) error {
+	for j := range s.Mutators {
+		err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			if ac.Status == nil {
+				ac.WithStatus(acv1alpha1.WidgetStatus())
+			}
+			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueEdits queues one Edit per condition, as status functions written for
+// merge patches are.
+func queueEdits(batch *batcher.Batch, observed *v1alpha1.Widget, s ReconcileSpec) error {
+	for j := range s.Mutators {
+		err := batcher.EditStatus(batch, observed, FixtureManager, func(w *v1alpha1.Widget) error {
+			meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconcileOnce is one statusapply reconcile: a batch, queue, Flush.
+func reconcileOnce(b *testing.B, a *ssa.Applier, observed *v1alpha1.Widget, s ReconcileSpec, queue queueFunc) {
+	batch := batcher.New(a)
+	if err := queue(batch, observed, s); err != nil {
+		b.Fatal(err)
+	}
+	if err := batch.Flush(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// runChanging benchmarks reconciles that change every condition, as scenario
+// 1's changing phase: each observes the state the previous one applied, as
+// the API server returned it, and applies the other.
+func (f *ClientFixture) runChanging(b *testing.B, queue queueFunc) {
+	states, responses, err := f.changing()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var response []byte
+	a, err := f.stubApplier(&response)
+	if err != nil {
+		b.Fatal(err)
+	}
+	specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		target := i % 2
+		response = responses[target]
+		reconcileOnce(b, a, states[1-target], specs[target], queue)
+	}
 }

@@ -110,7 +110,7 @@ func CheckPlan[T metav1.Object](plan Plan, objs []T) error {
 		switch {
 		case len(holders) == 0:
 			errs = append(errs, fmt.Errorf("--condition %s: no manager holds that condition type on any of the %d objects", condType, n))
-		case !slices.Contains(slices.Collect(maps.Values(holders)), true) && !holdsOnly(holders, to):
+		case !anyLegacy(holders) && !holdsOnly(holders, to):
 			errs = append(errs, fmt.Errorf("--condition %s: no legacy writer holds it on any of the %d objects (held by %v)",
 				condType, n, slices.Sorted(maps.Keys(holders))))
 		}
@@ -136,6 +136,17 @@ func CheckPlan[T metav1.Object](plan Plan, objs []T) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %w", ErrPlanMismatch, errors.Join(errs...))
+}
+
+// anyLegacy reports whether a legacy writer is among holders (manager ->
+// whether it holds the condition as a legacy writer).
+func anyLegacy(holders map[string]bool) bool {
+	for _, legacy := range holders {
+		if legacy {
+			return true
+		}
+	}
+	return false
 }
 
 // holdsOnly reports whether manager is the only holder in holders.

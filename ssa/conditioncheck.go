@@ -73,29 +73,20 @@ func validateConditionItems(items, owned any, memo *validNames) error {
 			}
 		}
 	}
-	var errs []error
-	seen := make(map[string]struct{}, len(list))
+	checks := conditionChecks{memo: memo}
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
-			errs = append(errs, invalidf("%s: must be an object, not %T", conditionsPath.Index(i), item))
+			checks.errs = append(checks.errs, invalidf("%s: must be an object, not %T", conditionsPath.Index(i), item))
 			continue
 		}
 		cond, readErrs := conditionFrom(m)
-		if _, dup := seen[cond.Type]; dup {
-			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
-		}
-		seen[cond.Type] = struct{}{}
-		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && equalContent(m, prev) {
-			// What the manager already owns, as the API server accepted it:
-			// possibly only part of a condition another manager completes.
-			continue
-		}
-		if err := memo.check(cond, readErrs); err != nil {
-			errs = append(errs, err)
-		}
+		checks.check(cond, readErrs, func() bool {
+			prev, ok := ownedByType[cond.Type]
+			return ok && equalContent(m, prev)
+		})
 	}
-	return errors.Join(errs...)
+	return errors.Join(checks.errs...)
 }
 
 // validateACConditions is validateConditionItems for the conditions of a
@@ -105,31 +96,43 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, m
 	for i := range owned {
 		ownedByType[ptr.Deref(owned[i].Type, "")] = &owned[i]
 	}
-	var errs []error
-	seen := make(map[string]struct{}, len(conds))
+	checks := conditionChecks{memo: memo}
 	for i := range conds {
 		cond, readErrs := conditionFromAC(&conds[i])
-		if _, dup := seen[cond.Type]; dup {
-			readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
-		}
-		seen[cond.Type] = struct{}{}
-		if prev, ok := ownedByType[cond.Type]; ok && !hasDuplicate(readErrs) && equalAC(&conds[i], prev) {
-			continue // already owned, as the API server accepted it
-		}
-		if err := memo.check(cond, readErrs); err != nil {
-			errs = append(errs, err)
-		}
+		checks.check(cond, readErrs, func() bool {
+			prev, ok := ownedByType[cond.Type]
+			return ok && equalAC(&conds[i], prev)
+		})
 	}
-	return errors.Join(errs...)
+	return errors.Join(checks.errs...)
 }
 
-func hasDuplicate(errs field.ErrorList) bool {
-	for _, e := range errs {
-		if e.Type == field.ErrorTypeDuplicate {
-			return true
-		}
+// conditionChecks validates the conditions of one intent, one at a time,
+// whichever form they were read from.
+type conditionChecks struct {
+	memo *validNames
+	seen map[string]struct{}
+	errs []error
+}
+
+// check validates cond, read with readErrs, unless alreadyOwned says the
+// manager owns it exactly as it is (the API server accepted it then, possibly
+// as part of a condition another manager completes). A second condition of
+// the same type is refused, as the API server's ValidateConditions does.
+func (c *conditionChecks) check(cond metav1.Condition, readErrs field.ErrorList, alreadyOwned func() bool) {
+	if c.seen == nil {
+		c.seen = map[string]struct{}{}
 	}
-	return false
+	if _, dup := c.seen[cond.Type]; dup {
+		readErrs = append(readErrs, field.Duplicate(conditionsPath.Key(cond.Type), cond.Type))
+	} else if alreadyOwned() {
+		c.seen[cond.Type] = struct{}{}
+		return
+	}
+	c.seen[cond.Type] = struct{}{}
+	if err := c.memo.check(cond, readErrs); err != nil {
+		c.errs = append(c.errs, err)
+	}
 }
 
 // conditionFromAC reads a condition apply configuration; a missing message is

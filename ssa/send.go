@@ -115,12 +115,11 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 		return nil, err
 	}
 	if viaUnstructured != nil {
-		data, err := viaUnstructured.MarshalJSON()
-		if err != nil {
-			return nil, fmt.Errorf("encoding the API server's response: %w", err)
-		}
-		if err := decodeObject(data, resp); err != nil {
-			return nil, err
+		// The client decoded the response into viaUnstructured.
+		if u, ok := resp.(*unstructured.Unstructured); ok {
+			u.Object = viaUnstructured.Object
+		} else if err := runtime.DefaultUnstructuredConverter.FromUnstructured(viaUnstructured.Object, resp); err != nil {
+			return nil, fmt.Errorf("decoding the API server's response: %w", err)
 		}
 	} else if err := encoded.decodeInto(resp); err != nil {
 		return nil, err

@@ -53,8 +53,14 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		a.owned.put(key, st)
 		return st, observed, nil
 	}
+	// Both the value check and the extraction read observed as unstructured
+	// content: convert a typed observation once.
+	u, err := unstructuredOf(observed, t.GVK)
+	if err != nil {
+		return nil, nil, err
+	}
 	if prev != nil && prev.entry != nil && bytes.Equal(prev.entry, raw) {
-		same, err := a.stillOwned(t, prev, observed)
+		same, err := a.stillOwned(t, prev, u)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -64,7 +70,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 			return st, observed, nil
 		}
 	}
-	content, err := a.extract(t, observed, raw)
+	content, err := extractFrom(a.tc, u, raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
@@ -73,8 +79,9 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	return st, observed, nil
 }
 
-// stillOwned reports whether observed holds the values prev remembers.
-func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object) (bool, error) {
+// stillOwned reports whether observed (as unstructured content) holds the
+// values prev remembers.
+func (a *Applier) stillOwned(t Target, prev *ownedState, observed *unstructured.Unstructured) (bool, error) {
 	content, err := prev.ownedContent()
 	if err != nil {
 		return false, err
@@ -83,22 +90,7 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object)
 	if err != nil {
 		return false, err
 	}
-	u, err := unstructuredOf(observed, t.GVK)
-	if err != nil {
-		return false, err
-	}
-	return valuesMatch(ks.schema, ks.typeRef, content, u.Object), nil
-}
-
-// extract reads the values of the fields in raw, a manager's managedFields
-// entry, from observed: managedfields.ExtractInto's job, for any kind the
-// type converters know, typed or unstructured.
-func (a *Applier) extract(t Target, observed client.Object, raw []byte) (map[string]any, error) {
-	u, err := unstructuredOf(observed, t.GVK)
-	if err != nil {
-		return nil, err
-	}
-	return extractFrom(a.tc, u, raw)
+	return valuesMatch(ks.schema, ks.typeRef, content, observed.Object), nil
 }
 
 // remember records what t's manager owns after a successful apply: what it
