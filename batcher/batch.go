@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -36,8 +37,8 @@ type Batch struct {
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
-	objects map[ssa.ObjectID]*object
-	order   []ssa.ObjectID
+	objects map[ownership.ObjectRef]*object
+	order   []ownership.ObjectRef
 	// last is the target the previous contribution was checked for: status
 	// functions queue many contributions on one object and manager in a row,
 	// and the same object needs checking only once.
@@ -78,7 +79,7 @@ func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
 
 // New returns an empty Batch that applies through a.
 func New(a *ssa.Applier, opts ...Option) *Batch {
-	b := &Batch{applier: a, concurrency: DefaultConcurrency, objects: map[ssa.ObjectID]*object{}}
+	b := &Batch{applier: a, concurrency: DefaultConcurrency, objects: map[ownership.ObjectRef]*object{}}
 	for _, o := range opts {
 		o(b)
 	}

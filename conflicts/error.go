@@ -6,31 +6,9 @@ import (
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/statusapply/statusapply/ownership"
 )
-
-// ObjectRef identifies the object an apply was for, so that errors can say
-// which object a conflict is on.
-type ObjectRef struct {
-	// GVK is the object's group, version and kind. Kind is what messages show.
-	GVK schema.GroupVersionKind
-	// Namespace is empty for cluster-scoped objects.
-	Namespace string
-	// Name is the object's name.
-	Name string
-}
-
-// String is `Kind namespace/name` (or `Kind name` when cluster-scoped).
-func (r ObjectRef) String() string {
-	kind := r.GVK.Kind
-	if kind == "" {
-		kind = "object"
-	}
-	if r.Namespace == "" {
-		return kind + " " + r.Name
-	}
-	return kind + " " + r.Namespace + "/" + r.Name
-}
 
 // Error is a field-manager conflict on one object for one applying manager:
 // which fields it could not change and who owns them.
@@ -40,7 +18,7 @@ func (r ObjectRef) String() string {
 // *Error itself in a wrapped or joined error with errors.As.
 type Error struct {
 	// Object is the object the apply was for.
-	Object ObjectRef
+	Object ownership.ObjectRef
 	// Manager is the field manager whose apply was refused.
 	Manager string
 	// Conflicts are the contested fields. It may be empty when the server's
@@ -81,7 +59,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // err may be wrapped or joined. When it already holds an *Error, that one is
 // returned. When the server's text cannot be parsed, the *Error has no
 // Conflicts and its message carries the server's.
-func FromError(err error, manager string, obj ObjectRef) (*Error, bool) {
+func FromError(err error, manager string, obj ownership.ObjectRef) (*Error, bool) {
 	if err == nil {
 		return nil, false
 	}

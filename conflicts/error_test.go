@@ -8,9 +8,11 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
-var w1 = ObjectRef{GVK: schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"}, Namespace: "ns", Name: "w1"}
+var w1 = ownership.ObjectRef{GVK: schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"}, Namespace: "ns", Name: "w1"}
 
 func TestFromErrorOneConflict(t *testing.T) {
 	apiErr := recordedUpdateOwner()
@@ -33,7 +35,7 @@ func TestFromErrorOneConflict(t *testing.T) {
 	if !errors.As(fmt.Errorf("reconcile: %w", e), &found) || found != e {
 		t.Fatal("errors.As must find the *Error")
 	}
-	again, ok := FromError(errors.Join(errors.New("x"), e), "other", ObjectRef{})
+	again, ok := FromError(errors.Join(errors.New("x"), e), "other", ownership.ObjectRef{})
 	if !ok || again != e {
 		t.Fatal("FromError must return an *Error already in the tree")
 	}
@@ -54,7 +56,7 @@ func TestFromErrorSeveralConflicts(t *testing.T) {
 }
 
 func TestFromErrorUnparseable(t *testing.T) {
-	e, ok := FromError(conflictStatus("Apply failed with something new"), "network", ObjectRef{Name: "c1"})
+	e, ok := FromError(conflictStatus("Apply failed with something new"), "network", ownership.ObjectRef{Name: "c1"})
 	if !ok {
 		t.Fatal("a FieldManagerConflict status is a field conflict even when its text is new")
 	}
@@ -72,7 +74,7 @@ func TestFromErrorRefusesOthers(t *testing.T) {
 }
 
 func TestObjectRefString(t *testing.T) {
-	if got := (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Node"}, Name: "n1"}).String(); got != "Node n1" {
+	if got := (ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Node"}, Name: "n1"}).String(); got != "Node n1" {
 		t.Errorf("cluster-scoped: %q", got)
 	}
 	if got := w1.String(); got != "Widget ns/w1" {

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // updateOwnerConflict is the 409 kube-apiserver returns when manager
@@ -43,7 +44,7 @@ func ExampleClassify() {
 }
 
 func ExampleFromError() {
-	widget := conflicts.ObjectRef{
+	widget := ownership.ObjectRef{
 		GVK:       schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"},
 		Namespace: "ns", Name: "w1",
 	}

@@ -70,7 +70,7 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 	if observed == nil || intent == nil || tc == nil {
 		return nil, fmt.Errorf("predicting conflicts: %w: observed, intent and type converter must not be nil", ErrInvalidInput)
 	}
-	ref := ObjectRef{GVK: intent.GroupVersionKind(), Namespace: intent.GetNamespace(), Name: intent.GetName()}
+	ref := ownership.ObjectRef{GVK: intent.GroupVersionKind(), Namespace: intent.GetNamespace(), Name: intent.GetName()}
 	fail := func(err error) ([]Conflict, error) {
 		return nil, fmt.Errorf("predicting conflicts of manager %s on %s: %w", manager, ref, err)
 	}
@@ -110,7 +110,7 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 		managers[id] = fieldpath.NewVersionedSet(set.RecursiveDifference(ignored), version, false)
 	}
 	if len(entries) > 0 {
-		owners, err := ownership.InspectEntries(ownership.ObjectRef{Kind: ref.GVK.Kind, Namespace: ref.Namespace, Name: ref.Name}, entries)
+		owners, err := ownership.InspectEntries(ref, entries)
 		if err != nil {
 			return fail(err)
 		}

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -21,7 +22,7 @@ func TestInspectNoManagedFields(t *testing.T) {
 				t.Fatalf("err = %v, want ErrNoManagedFields", err)
 			}
 			var oe *ObjectError
-			if !errors.As(err, &oe) || oe.Object != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+			if !errors.As(err, &oe) || oe.Object != (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}) {
 				t.Fatalf("err = %#v, want an ObjectError naming Widget ns/w", err)
 			}
 		})
@@ -39,7 +40,7 @@ func TestInspectBadFields(t *testing.T) {
 				t.Fatalf("err = %v, want one wrapping ErrBadManagedFields", err)
 			}
 			var oe *ObjectError
-			if !errors.As(err, &oe) || oe.Object != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+			if !errors.As(err, &oe) || oe.Object != (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}) {
 				t.Fatalf("err = %#v, want an ObjectError naming Widget ns/w", err)
 			}
 		})
@@ -200,7 +201,7 @@ func TestInspectUnstructuredMatchesTyped(t *testing.T) {
 }
 
 func TestRefOf(t *testing.T) {
-	if got := RefOf(widget()); got != (ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}) {
+	if got := RefOf(widget()); got != (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}) {
 		t.Errorf("typed without kind: %v", got)
 	}
 	u := &unstructured.Unstructured{}

@@ -158,7 +158,7 @@ func (r *Result) String() string {
 // plan then handles like any legacy writer. Errors are *ObjectError.
 func (m *Migrator) Migrate(ctx context.Context, obj client.Object) (*Result, error) {
 	gvk, err := m.client.GroupVersionKindFor(obj)
-	ref := ObjectRef{Kind: gvk.Kind, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	ref := ObjectRef{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if err != nil {
 		return nil, &ObjectError{Object: RefOf(obj), Op: "migrating", Err: err}
 	}

@@ -5,12 +5,18 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-// ObjectRef identifies an object in reports and errors.
+// ObjectRef identifies one object in errors, reports, logs and the keys that
+// serialise writes to it: its kind and namespaced name. It is the project's
+// one identity type; ssa.Target.Object, conflicts.Error.Object and this
+// package's reports all return it, so an object is spelled the same way
+// wherever it is named.
 type ObjectRef struct {
-	// Kind is the object's kind, such as Widget.
-	Kind string
+	// GVK is the object's group, version and kind. Only Kind is shown; it is
+	// empty when the kind is unknown.
+	GVK schema.GroupVersionKind
 	// Namespace is empty for cluster-scoped objects.
 	Namespace string
 	// Name is the object's name.
@@ -18,9 +24,9 @@ type ObjectRef struct {
 }
 
 // String renders the reference as "Kind namespace/name" (or "Kind name" for
-// cluster-scoped objects).
+// cluster-scoped objects), as kubectl's messages do.
 func (r ObjectRef) String() string {
-	kind := r.Kind
+	kind := r.GVK.Kind
 	if kind == "" {
 		kind = "object"
 	}
@@ -37,14 +43,14 @@ func (r ObjectRef) String() string {
 func RefOf(obj metav1.Object) ObjectRef {
 	ref := ObjectRef{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if ro, ok := obj.(runtime.Object); ok {
-		ref.Kind = ro.GetObjectKind().GroupVersionKind().Kind
+		ref.GVK = ro.GetObjectKind().GroupVersionKind()
 	}
-	if ref.Kind == "" {
+	if ref.GVK.Kind == "" {
 		t := reflect.TypeOf(obj)
 		for t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		ref.Kind = t.Name()
+		ref.GVK.Kind = t.Name()
 	}
 	return ref
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // ownedBy summarises ownership as "manager (Operation, subresource)" ->
 // condition types and other status leaves, for compact expectations.
 func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
 	t.Helper()
-	o, err := InspectEntries(ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}, mfs)
+	o, err := InspectEntries(ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}, mfs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package ssa
 import (
 	"errors"
 	"fmt"
-
-	"github.com/statusapply/statusapply/ownership"
 )
 
 // ErrInvalidInput is wrapped by every error about input statusapply refuses
@@ -13,10 +11,10 @@ import (
 var ErrInvalidInput = errors.New("invalid input")
 
 // ErrRetriesExhausted is wrapped, together with the last 409, when a guarded
-// apply still finds the object changed after its last attempt. It is the same
-// value as ownership.ErrRetriesExhausted, which a guarded migration returns:
-// one errors.Is test covers both.
-var ErrRetriesExhausted = ownership.ErrRetriesExhausted
+// apply still finds the object changed after its last attempt (see
+// WithGuardBackoff). The entry was not written; flushing it again later
+// rebuilds it from a fresh read.
+var ErrRetriesExhausted = errors.New("guarded apply: retries exhausted, the object kept changing")
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))

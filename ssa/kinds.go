@@ -12,6 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Identify checks obj and returns its kind. Nil and typed-nil objects,
@@ -59,7 +61,7 @@ func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) erro
 			return fmt.Errorf("checking whether the API server serves %s: %w", gvk, err)
 		}
 	}
-	id := ObjectID{GVK: gvk, NamespacedName: client.ObjectKeyFromObject(obj)}
+	id := ownership.ObjectRef{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	return invalidf("%s: unknown kind %s: the scheme does not recognise it, no type converter has its schema "+
 		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
 		"with WithTypeConverter: a generated applyconfiguration package's NewTypeConverter for your own Go types, "+

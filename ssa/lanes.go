@@ -3,6 +3,8 @@ package ssa
 import (
 	"context"
 	"sync"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // lanes serialises the applies this process sends to one object. The API
@@ -12,7 +14,7 @@ import (
 // and keep their own lanes.
 type lanes struct {
 	mu    sync.Mutex
-	lanes map[ObjectID]*lane
+	lanes map[ownership.ObjectRef]*lane
 }
 
 type lane struct {
@@ -21,10 +23,10 @@ type lane struct {
 }
 
 // acquire waits for the object's lane and returns the function that releases it.
-func (l *lanes) acquire(ctx context.Context, id ObjectID) (release func(), err error) {
+func (l *lanes) acquire(ctx context.Context, id ownership.ObjectRef) (release func(), err error) {
 	l.mu.Lock()
 	if l.lanes == nil {
-		l.lanes = map[ObjectID]*lane{}
+		l.lanes = map[ownership.ObjectRef]*lane{}
 	}
 	ln := l.lanes[id]
 	if ln == nil {

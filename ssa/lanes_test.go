@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // raiseTo raises m to n unless it already holds more, with a compare-and-swap
@@ -33,8 +33,8 @@ func meet(in *atomic.Int32) {
 
 func TestLanesSerialiseOneObjectAndNotOthers(t *testing.T) {
 	var l lanes
-	a := ObjectID{NamespacedName: types.NamespacedName{Name: "a"}}
-	b := ObjectID{NamespacedName: types.NamespacedName{Name: "b"}}
+	a := ownership.ObjectRef{Name: "a"}
+	b := ownership.ObjectRef{Name: "b"}
 	var inA, maxA, inAll, maxAll atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -78,7 +78,7 @@ func TestLanesSerialiseOneObjectAndNotOthers(t *testing.T) {
 
 func TestLaneWaitHonoursContext(t *testing.T) {
 	var l lanes
-	id := ObjectID{NamespacedName: types.NamespacedName{Name: "a"}}
+	id := ownership.ObjectRef{Name: "a"}
 	release, err := l.acquire(context.Background(), id)
 	if err != nil {
 		t.Fatal(err)

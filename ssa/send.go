@@ -136,7 +136,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 // (TakeDeclared). Each decision is recorded as an event when a recorder is
 // set.
 func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error, dryRun bool) error {
-	ref := conflicts.ObjectRef{GVK: t.GVK, Namespace: t.Namespace, Name: t.Name}
+	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
 		return conflictErr

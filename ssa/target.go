@@ -5,8 +5,9 @@ import (
 
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Subresource names the part of an object an apply writes.
@@ -39,8 +40,8 @@ type Target struct {
 }
 
 // Object identifies the object the Target writes, whatever the subresource or manager.
-func (t Target) Object() ObjectID {
-	return ObjectID{GVK: t.GVK, NamespacedName: types.NamespacedName{Namespace: t.Namespace, Name: t.Name}}
+func (t Target) Object() ownership.ObjectRef {
+	return ownership.ObjectRef{GVK: t.GVK, Namespace: t.Namespace, Name: t.Name}
 }
 
 // Validate reports, before any request, what the API server would reject or
@@ -78,29 +79,11 @@ func ValidateFieldManager(manager string) error {
 }
 
 // String names the target the way errors and logs show it, for example
-// `status of Widget.demo.statusapply.io ns/w1 as "readiness"`.
+// `status of Widget ns/w1 as "readiness"`.
 func (t Target) String() string {
 	part := "status of "
 	if t.Subresource == MainResource {
 		part = ""
 	}
 	return fmt.Sprintf("%s%s as %q", part, t.Object(), t.Manager)
-}
-
-// ObjectID identifies one object: kind and namespaced name.
-type ObjectID struct {
-	GVK schema.GroupVersionKind
-	types.NamespacedName
-}
-
-// String prints the object as Kind.group namespace/name.
-func (o ObjectID) String() string {
-	kind := o.GVK.Kind
-	if o.GVK.Group != "" {
-		kind += "." + o.GVK.Group
-	}
-	if o.Namespace == "" {
-		return kind + " " + o.Name
-	}
-	return kind + " " + o.Namespace + "/" + o.Name
 }

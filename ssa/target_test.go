@@ -48,7 +48,7 @@ func TestTargetValidate(t *testing.T) {
 func TestTargetString(t *testing.T) {
 	target := Target{GVK: schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"},
 		Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "readiness"}
-	if got, want := target.String(), `status of Widget.demo.statusapply.io ns/w1 as "readiness"`; got != want {
+	if got, want := target.String(), `status of Widget ns/w1 as "readiness"`; got != want {
 		t.Fatalf("String() = %s, want %s", got, want)
 	}
 }

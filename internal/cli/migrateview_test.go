@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestMigrateOutputRecord(t *testing.T) {
-	ref := ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"}
+	ref := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"}
 	before, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
 		entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", legacyFields),
 	})
@@ -25,7 +26,7 @@ func TestMigrateOutputRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed := &ownership.ObjectError{Object: ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "gone"},
+	failed := &ownership.ObjectError{Object: ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "gone"},
 		Op: "migrating", Err: errors.New("not found")}
 
 	tests := []struct {
@@ -93,7 +94,7 @@ func TestMigrateOutputRecord(t *testing.T) {
 // of an object that failed.
 func recordedMigration(t *testing.T) *migrateOutput {
 	t.Helper()
-	ref := ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"}
+	ref := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"}
 	before, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
 		entry(ownership.BeforeFirstApplyManager, metav1.ManagedFieldsOperationUpdate, "", legacyFields),
 	})
@@ -110,7 +111,7 @@ func recordedMigration(t *testing.T) *migrateOutput {
 	o.record(ownership.Progress{Done: 1, Total: 2, Object: ref, Result: &ownership.Result{
 		Object: ref, Before: before, After: after, Changed: true, DryRun: true, Seeded: true, Attempts: 1,
 	}}, widget("ns", "w1"))
-	gone := ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "gone"}
+	gone := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "gone"}
 	o.record(ownership.Progress{Done: 2, Total: 2, Object: gone,
 		Err: &ownership.ObjectError{Object: gone, Op: "migrating", Err: errors.New("not found")}}, widget("ns", "gone"))
 	return o

@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/ownership"
@@ -32,7 +33,7 @@ func refView(obj runtime.Object) objectRefView {
 
 // ref is the ownership.ObjectRef of v, for messages.
 func (v objectRefView) ref() ownership.ObjectRef {
-	return ownership.ObjectRef{Kind: v.Kind, Namespace: v.Namespace, Name: v.Name}
+	return ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: v.Kind}, Namespace: v.Namespace, Name: v.Name}
 }
 
 // kubernetesComponents are the field managers of Kubernetes itself. They

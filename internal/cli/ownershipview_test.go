@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -37,7 +38,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fi
 // sharing B with the legacy writer) and the client that created it.
 func mixedView(t *testing.T) ownershipView {
 	t.Helper()
-	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"},
+	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
 		[]metav1.ManagedFieldsEntry{
 			entry("creator", metav1.ManagedFieldsOperationUpdate, "", creatorFields),
 			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", legacyFields),
@@ -93,7 +94,7 @@ func TestViewOfSharedLeavesOutContainers(t *testing.T) {
 }
 
 func TestViewOfAtomicConditions(t *testing.T) {
-	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Gadget", Name: "g"}, []metav1.ManagedFieldsEntry{
+	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Gadget"}, Name: "g"}, []metav1.ManagedFieldsEntry{
 		entry("a", metav1.ManagedFieldsOperationApply, "status", atomicFields),
 		entry("b", metav1.ManagedFieldsOperationApply, "status", atomicFields),
 	})
@@ -194,7 +195,7 @@ func TestViewOfContainersAreNotFields(t *testing.T) {
 	// its members.
 	const planMap = `{"f:status":{".":{},"f:plan":{".":{}}}}`
 	const planSteps = `{"f:status":{"f:plan":{"f:id":{}}}}`
-	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w1"},
+	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
 		[]metav1.ManagedFieldsEntry{
 			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", onlyA),
 			entry("planner", metav1.ManagedFieldsOperationUpdate, "status", planMap),
@@ -219,7 +220,7 @@ func TestKubernetesComponentsAreNotLegacyWriters(t *testing.T) {
 	// What the API server records for a CRD's status.
 	const crdStatus = `{"f:status":{"f:acceptedNames":{"f:kind":{},"f:plural":{}},` +
 		`"f:conditions":{"k:{\"type\":\"Established\"}":{".":{},"f:status":{},"f:type":{}}}}}`
-	o, err := ownership.InspectEntries(ownership.ObjectRef{Kind: "CustomResourceDefinition", Name: "widgets.demo.statusapply.io"},
+	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "CustomResourceDefinition"}, Name: "widgets.demo.statusapply.io"},
 		[]metav1.ManagedFieldsEntry{
 			entry("kube-apiserver", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
 			entry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),

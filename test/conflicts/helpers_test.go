@@ -17,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -66,8 +67,8 @@ func unstructuredOf(ac runtime.ApplyConfiguration) *unstructured.Unstructured {
 }
 
 // widgetRef is the identity errors name.
-func widgetRef(key client.ObjectKey) conflicts.ObjectRef {
-	return conflicts.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: key.Namespace, Name: key.Name}
+func widgetRef(key client.ObjectKey) ownership.ObjectRef {
+	return ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: key.Namespace, Name: key.Name}
 }
 
 // record is a Conflict reduced to comparable strings, to compare the server's

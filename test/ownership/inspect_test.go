@@ -31,7 +31,7 @@ var _ = Describe("inspecting managedFields", func() {
 		Expect(err).NotTo(HaveOccurred())
 
 		for _, o := range []*ownership.Ownership{typed, untyped} {
-			Expect(o.Object).To(Equal(ownership.ObjectRef{Kind: "Widget", Namespace: ns, Name: "inspected"}))
+			Expect(o.Object.String()).To(Equal("Widget " + ns + "/inspected"))
 			Expect(o.ConditionTypes()).To(Equal(map[string][]string{
 				legacyManager: {"A", "B"}, "networking": {"B"}, "readiness": {"R"},
 			}))

@@ -60,7 +60,7 @@ var _ = Describe("migrating many objects", func() {
 		Expect(report.Errors).To(HaveLen(1))
 		var oe *ownership.ObjectError
 		Expect(errors.As(report.Errors[0], &oe)).To(BeTrue())
-		Expect(oe.Object).To(Equal(ownership.ObjectRef{Kind: "Widget", Namespace: ns, Name: "gone"}))
+		Expect(oe.Object.String()).To(Equal("Widget " + ns + "/gone"))
 		Expect(apierrors.IsNotFound(report.Err())).To(BeTrue())
 
 		Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())

@@ -81,7 +81,7 @@ var _ = Describe("a write racing the migration", func() {
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "the last 409 is kept as the cause")
 		var oe *ownership.ObjectError
 		Expect(errors.As(err, &oe)).To(BeTrue())
-		Expect(oe.Object).To(Equal(ownership.ObjectRef{Kind: "Widget", Namespace: ns, Name: "raced"}))
+		Expect(oe.Object.String()).To(Equal("Widget " + ns + "/raced"))
 		Expect(*conflicts).To(Equal(3))
 
 		Expect(conditions(ctx, key)).To(Equal(widgets.CS("A", "True", "B", "True", "Race0", "True", "Race1", "True", "Race2", "True")))
