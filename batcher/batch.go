@@ -303,7 +303,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			continue
 		}
 		opts.DryRun = dryRun != nil
-		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), opts)
+		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
 		if res.Object != nil {
 			observed = res.Object
 		}

@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -20,46 +19,29 @@ import (
 // *corev1ac.PodApplyConfiguration), or *unstructured.Unstructured. ac already
 // names the object and, in incremental mode, holds what the field manager owns;
 // what the mutator removes from it is released when the entry is applied.
-// observed must not be modified.
+//
+// The caller's contract: a Mutator runs at Flush, not when queued, and runs
+// again against a fresh read each time a Guarded entry is retried, so it must
+// be a deterministic function of observed, with no side effects (no
+// requests, no writes to shared state). observed must not be modified or
+// kept after the mutator returns; ac must not be kept either.
 type Mutator[O client.Object, AC any] func(ac AC, observed O) error
-
-// ContributeOption tunes one contribution.
-type ContributeOption func(*contribution)
-
-// Guarded makes the entry send the observed resourceVersion with its apply,
-// for contributions decided from observed state (such as creating a plan when
-// none exists). On a stale resourceVersion the object is read again, every
-// mutator of the entry runs again against it, and the apply is retried, a
-// bounded number of times. An entry is guarded if any of its contributions is.
-func Guarded() ContributeOption { return func(c *contribution) { c.guarded = true } }
-
-// Declarative makes the entry start from an empty apply configuration instead
-// of what its field manager owns, so that every field the mutators do not set
-// is released. An entry is declarative if any of its contributions is.
-func Declarative() ContributeOption { return func(c *contribution) { c.declarative = true } }
-
-// OnConflict sets what the entry does when its apply meets a field-manager
-// conflict (see the conflicts package), instead of the policy the Applier has
-// for the manager. The last contribution that sets one decides.
-func OnConflict(p conflicts.Policy) ContributeOption {
-	return func(c *contribution) { c.policy = &p }
-}
 
 // Status queues mutate to edit what manager applies to obj's status
 // subresource. Nothing is sent until Flush. obj, manager and AC are checked
 // now, and an error (wrapping ssa.ErrInvalidInput) queues nothing.
-func Status[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ContributeOption) error {
+func Status[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ssa.ApplyOption) error {
 	return contribute(b, obj, ssa.StatusSubresource, manager, mutate, opts)
 }
 
 // Object queues mutate to edit what manager applies to obj itself (metadata
 // and spec). At Flush an object's main-resource entries are sent before its
 // status entries.
-func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ContributeOption) error {
+func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mutator[O, AC], opts ...ssa.ApplyOption) error {
 	return contribute(b, obj, ssa.MainResource, manager, mutate, opts)
 }
 
-func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ContributeOption) error {
+func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ssa.ApplyOption) error {
 	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
 		if mutate == nil {
 			return contribution{}, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
@@ -70,7 +52,7 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 
 // contributeWith checks obj and manager, builds the contribution and queues it.
 // Nothing is queued on an error.
-func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ContributeOption, build func() (contribution, error)) error {
+func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, build func() (contribution, error)) error {
 	t, ok := b.checked(obj, sub, manager)
 	if !ok {
 		gvk, err := b.applier.Identify(obj)
@@ -87,9 +69,7 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	if err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
-	for _, o := range opts {
-		o(&c)
-	}
+	c.opts.ApplyOptions(opts)
 	return b.add(t, obj, c)
 }
 
@@ -101,9 +81,7 @@ type contribution struct {
 	observedTyp reflect.Type
 	mutate      func(ac, observed any) error
 	edit        func(obj any) error // set for Edits, which change a copy of the object instead
-	guarded     bool
-	declarative bool
-	policy      *conflicts.Policy
+	opts        ssa.ApplyOptions    // the contribution's own options
 }
 
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
@@ -185,61 +163,58 @@ func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution
 }
 
 // buildFunc runs contribs in queue order on t's intent as unstructured
-// content. Consecutive contributions on the same apply configuration type
-// share one conversion, and each observed type is converted once. Edits are
-// turned into changes of the intent by an editor, with tc comparing the
-// objects.
+// content, one step at a time (see steps). Edits are turned into changes of
+// the intent by an editor, with tc comparing the objects.
 func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
+	plan := steps(contribs)
 	return func(intent *unstructured.Unstructured, observed client.Object) error {
-		var (
-			ac      any
-			current *contribution
-		)
 		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-		settle := func() error {
-			if current == nil {
-				return nil
+		obs := observations{observed: observed, gvk: t.GVK}
+		for _, s := range plan {
+			run := contribs[s.start:s.end]
+			var err error
+			if run[0].edit != nil {
+				err = edits.apply(run, s.start, len(contribs), intent)
+			} else {
+				err = obs.mutateAll(intent, run, s.start, len(contribs))
 			}
-			content, err := toContent(ac)
 			if err != nil {
 				return err
 			}
-			intent.Object, current = content, nil
-			return nil
 		}
-		obs := observations{observed: observed, gvk: t.GVK}
-		for i := 0; i < len(contribs); i++ {
-			c := &contribs[i]
-			if c.edit != nil {
-				if err := settle(); err != nil {
-					return err
-				}
-				// Consecutive edits of one object type share one comparison.
-				end := i + 1
-				for end < len(contribs) && contribs[end].edit != nil && contribs[end].observedTyp == c.observedTyp {
-					end++
-				}
-				if err := edits.apply(contribs[i:end], i, len(contribs), intent); err != nil {
-					return err
-				}
-				i = end - 1
-				continue
-			}
-			if current == nil || current.acType != c.acType {
-				if err := settle(); err != nil {
-					return err
-				}
-				var err error
-				if ac, err = newFromContent(c.acType, intent); err != nil {
-					return err
-				}
-				current = c
-			}
-			if err := obs.mutate(c, ac, i, len(contribs)); err != nil {
-				return err
-			}
+		return nil
+	}
+}
+
+// step is a run of consecutive contributions, contribs[start:end], built
+// together: Edits of one object type, which share one comparison, or
+// Mutators of one apply configuration type, which share one conversion of
+// the intent.
+type step struct{ start, end int }
+
+// steps cuts contribs into steps, in queue order.
+func steps(contribs []contribution) []step {
+	var out []step
+	for start := 0; start < len(contribs); {
+		end := start + 1
+		for end < len(contribs) && sameStep(&contribs[start], &contribs[end]) {
+			end++
 		}
-		return settle()
+		out = append(out, step{start, end})
+		start = end
+	}
+	return out
+}
+
+// sameStep reports whether b can be built in the same step as a.
+func sameStep(a, b *contribution) bool {
+	switch {
+	case (a.edit != nil) != (b.edit != nil):
+		return false
+	case a.edit != nil:
+		return a.observedTyp == b.observedTyp
+	default:
+		return a.acType == b.acType
 	}
 }
 
@@ -249,6 +224,27 @@ type observations struct {
 	observed  client.Object
 	gvk       schema.GroupVersionKind
 	converted map[reflect.Type]any
+}
+
+// mutateAll runs run, Mutators of one apply configuration type starting at
+// the first-th of total contributions, on intent converted to that type once,
+// and stores the result back in intent.
+func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contribution, first, total int) error {
+	ac, err := newFromContent(run[0].acType, intent)
+	if err != nil {
+		return err
+	}
+	for i := range run {
+		if err := o.mutate(&run[i], ac, first+i, total); err != nil {
+			return err
+		}
+	}
+	content, err := toContent(ac)
+	if err != nil {
+		return err
+	}
+	intent.Object = content
+	return nil
 }
 
 // mutate runs c, the i-th of total contributions, on ac.
@@ -270,17 +266,13 @@ func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 	return nil
 }
 
-// applyOptions derives an entry's apply options from its contributions.
+// applyOptions derives an entry's apply options from its contributions, in
+// queue order: guarded or declarative if any contribution is, and the last
+// conflict policy set.
 func applyOptions(contribs []contribution) ssa.ApplyOptions {
 	var opts ssa.ApplyOptions
-	for _, c := range contribs {
-		opts.Guarded = opts.Guarded || c.guarded
-		if c.declarative {
-			opts.Mode = ssa.Declarative
-		}
-		if c.policy != nil {
-			opts.Policy = c.policy
-		}
+	for i := range contribs {
+		contribs[i].opts.ApplyToApply(&opts)
 	}
 	return opts
 }

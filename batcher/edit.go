@@ -27,6 +27,12 @@ var ErrRemovesForeignField = errors.New("removes a field another field manager o
 // place (meta.SetStatusCondition(&obj.Status.Conditions, ...), obj.Status.Plan =
 // ...). It is handed a copy of the observed object, already edited by the
 // entry's earlier Edits.
+//
+// The caller's contract, as for a Mutator: an Edit runs at Flush, not when
+// queued, and runs again against a fresh read each time a Guarded entry is
+// retried, so it must be a deterministic function of the object it is
+// handed, with no side effects (no requests, no writes to shared state),
+// and must not keep obj after it returns.
 type Edit[O client.Object] func(obj O) error
 
 // EditStatus queues an Edit for what manager applies to obj's status, so that
@@ -46,16 +52,16 @@ type Edit[O client.Object] func(obj O) error
 // Edits and Mutators may be mixed in one entry; they run in queue order. A
 // Mutator sees the fields earlier Edits changed; an Edit sees only earlier
 // Edits' changes, on its copy of the object.
-func EditStatus[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ContributeOption) error {
+func EditStatus[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ssa.ApplyOption) error {
 	return contributeEdit(b, obj, ssa.StatusSubresource, manager, edit, opts)
 }
 
 // EditObject is EditStatus for the object itself (metadata and spec).
-func EditObject[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ContributeOption) error {
+func EditObject[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ssa.ApplyOption) error {
 	return contributeEdit(b, obj, ssa.MainResource, manager, edit, opts)
 }
 
-func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manager string, edit Edit[O], opts []ContributeOption) error {
+func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manager string, edit Edit[O], opts []ssa.ApplyOption) error {
 	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
 		if edit == nil {
 			return contribution{}, fmt.Errorf("%w: nil edit", ssa.ErrInvalidInput)

@@ -8,28 +8,20 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/statusapply/statusapply/conflicts"
-)
-
-// Mode says what an apply intent starts from.
-type Mode int
-
-const (
-	// Incremental starts from the fields the manager already owns on the
-	// observed object, so a reconcile that only touches condition A keeps the
-	// condition B the same manager applied last time. It is the default.
-	Incremental Mode = iota
-	// Declarative starts from nothing: whatever the build does not state is
-	// released, as with a hand-written apply configuration.
-	Declarative
 )
 
 // BuildFunc edits intent, the apply configuration of one Target as
@@ -60,22 +52,6 @@ type TypedBuild struct {
 	// Mutate edits ac, of Type, already holding the object's identity and, in
 	// incremental mode, what the manager owns. observed must not be modified.
 	Mutate func(ac any, observed client.Object) error
-}
-
-// ApplyOptions tune one Apply.
-type ApplyOptions struct {
-	// Mode is Incremental unless set.
-	Mode Mode
-	// Guarded sends the observed resourceVersion with the apply and, when it is
-	// stale, reads the object again and rebuilds the intent.
-	Guarded bool
-	// Policy decides what to do about a field-manager conflict. Nil means the
-	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
-	Policy *conflicts.Policy
-	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
-	// server checks, merges and answers with the object it would store, and
-	// stores nothing. What the manager owns is not remembered from it.
-	DryRun bool
 }
 
 // Result is what Apply did.
@@ -147,107 +123,184 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // ownership, unless the intent changes nothing. observed may be typed or
 // unstructured; it is not modified. Applies to the same object from this
 // Applier are sent one at a time. A field-manager conflict is handled by the
-// conflict policy (ApplyOptions.Policy, else the manager's, else Fail, which
-// returns a *conflicts.Error); a guarded apply's stale resourceVersion leads
-// to a read, a rebuild and a retry, bounded by the guard backoff. Errors are
-// *Error and wrap the cause.
-func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ApplyOptions) (Result, error) {
-	res := Result{Object: observed}
-	fail := func(err error) (Result, error) { return res, &Error{Target: t, Attempts: res.Attempts, Err: err} }
-	if err := t.Validate(); err != nil {
-		return fail(err)
+// conflict policy (OnConflict, else the manager's, else Fail, which returns a
+// *conflicts.Error); a Guarded apply's stale resourceVersion leads to a read,
+// a rebuild and a retry, bounded by the guard backoff. Errors are *Error and
+// wrap the cause.
+//
+// Apply is the one-Target form of what batcher.Batch.Flush does for every
+// entry; most callers queue contributions in a Batch instead.
+func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
+	run := a.newRun(ctx, t, observed, b, opts)
+	if err := run.check(); err != nil {
+		return run.fail(err)
 	}
-	if observed == nil || (reflect.ValueOf(observed).Kind() == reflect.Pointer && reflect.ValueOf(observed).IsNil()) {
-		return fail(invalidf("nil observed object"))
-	}
-	if b.Func == nil {
-		return fail(invalidf("no build function"))
-	}
-	logger := log.FromContext(ctx).WithValues("target", t.String())
-	labels := a.metrics.labels(t)
-	policy := a.policy(t.Manager, opts)
-	backoff := a.cfg.backoff
 	for {
-		st, obs, err := a.ownedState(ctx, t, res.Object, labels)
-		if err != nil {
-			return fail(err)
-		}
-		res.Object = obs
-		in, err := a.prepare(ctx, t, st, obs, b, opts, policy, &res)
-		if err != nil {
-			return fail(err)
-		}
-		if in.unchanged {
-			if !opts.DryRun {
-				a.metrics.skipped.With(labels).Inc()
-			}
-			logger.V(1).Info("apply skipped: no change")
-			return res, nil
-		}
-		res.Attempts++
-		res.Intent = in.body
-		resp, sendErr := a.send(ctx, t, in, obs, false, opts.DryRun)
-		if sendErr == nil {
-			if !opts.DryRun {
-				a.remember(t, resp, in)
-				a.metrics.applies.With(labels).Inc()
-			}
-			logger.V(1).Info("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", opts.DryRun)
-			res.Object, res.Sent = resp, true
-			return res, nil
-		}
-		if !opts.DryRun {
-			// Whatever happened on the server, what the manager owns is no
-			// longer known: a timeout may have applied the intent.
-			a.forget(t, obs)
-		}
-		if apierrors.IsConflict(sendErr) {
-			a.metrics.conflict(t, sendErr)
-		}
-		switch conflicts.Classify(sendErr) {
-		case conflicts.ClassFieldManagerConflict:
-			if err := a.resolve(ctx, t, in, obs, &res, policy, sendErr, opts.DryRun); err != nil {
-				return fail(err)
-			}
-			a.metrics.applies.With(labels).Inc()
-			return res, nil
-		case conflicts.ClassStale:
-		default:
-			return fail(sendErr)
-		}
-		// A 409 without causes: the resourceVersion or uid precondition failed.
-		fresh, err := a.read(ctx, t, labels)
-		if err != nil {
-			return fail(err)
-		}
-		if fresh.GetUID() != obs.GetUID() {
-			return fail(fmt.Errorf("the observed object (uid %s) was deleted: %w", obs.GetUID(),
-				apierrors.NewNotFound(a.groupResource(t.GVK), t.Name)))
-		}
-		res.Object = fresh
-		if !opts.Guarded {
-			return fail(sendErr)
-		}
-		if backoff.Steps <= 1 {
-			return fail(fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, res.Attempts, sendErr))
-		}
-		a.metrics.retries.With(labels).Inc()
-		logger.V(1).Info("guarded apply found the object changed; retrying", "attempt", res.Attempts)
-		if err := sleep(ctx, backoff.Step()); err != nil {
-			return fail(errors.Join(err, sendErr))
+		again, err := run.attempt(ctx)
+		switch {
+		case err != nil:
+			return run.fail(err)
+		case !again:
+			return run.res, nil
 		}
 	}
 }
 
+// applyRun is one Apply in progress: what it writes, how, and its result so
+// far. Each step below is one phase of an attempt.
+type applyRun struct {
+	*Applier
+	t       Target
+	build   Build
+	opts    ApplyOptions
+	policy  conflicts.Policy
+	labels  prometheus.Labels
+	logger  logr.Logger
+	backoff wait.Backoff
+	res     Result
+}
+
+func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
+	o := (&ApplyOptions{}).ApplyOptions(opts)
+	return &applyRun{
+		Applier: a, t: t, build: b, opts: *o, policy: a.policy(t.Manager, *o), labels: a.metrics.labels(t),
+		logger: log.FromContext(ctx).WithValues("target", t.String()), backoff: a.cfg.backoff,
+		res: Result{Object: observed},
+	}
+}
+
+// check refuses, before any request, a target, observed object or build
+// that cannot be applied.
+func (r *applyRun) check() error {
+	if err := r.t.Validate(); err != nil {
+		return err
+	}
+	observed := r.res.Object
+	if observed == nil || (reflect.ValueOf(observed).Kind() == reflect.Pointer && reflect.ValueOf(observed).IsNil()) {
+		return invalidf("nil observed object")
+	}
+	if r.build.Func == nil {
+		return invalidf("no build function")
+	}
+	return nil
+}
+
+func (r *applyRun) fail(err error) (Result, error) {
+	return r.res, &Error{Target: r.t, Attempts: r.res.Attempts, Err: err}
+}
+
+// attempt builds the intent against the current observation and sends it,
+// unless it changes nothing. It reports again when a guarded apply found the
+// object changed and is to be rebuilt against the fresh read it left in
+// r.res.Object.
+func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
+	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.labels)
+	if err != nil {
+		return false, err
+	}
+	r.res.Object = obs
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
+	if err != nil {
+		return false, err
+	}
+	if in.unchanged {
+		r.skipped()
+		return false, nil
+	}
+	r.res.Attempts++
+	r.res.Intent = in.body
+	resp, sendErr := r.send(ctx, r.t, in, obs, false, r.opts.DryRun)
+	if sendErr != nil {
+		return r.refused(ctx, in, obs, sendErr)
+	}
+	r.applied(resp, in)
+	return false, nil
+}
+
+// skipped records an intent that changes nothing: no request was made.
+func (r *applyRun) skipped() {
+	if !r.opts.DryRun {
+		r.metrics.skipped.With(r.labels).Inc()
+	}
+	r.logger.V(1).Info("apply skipped: no change")
+}
+
+// applied records a successful apply and remembers what the manager now owns
+// from the response (not from a dry run's, which stored nothing).
+func (r *applyRun) applied(resp client.Object, in *prepared) {
+	if !r.opts.DryRun {
+		r.remember(r.t, resp, in)
+		r.metrics.applies.With(r.labels).Inc()
+	}
+	r.logger.V(1).Info("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", r.opts.DryRun)
+	r.res.Object, r.res.Sent = resp, true
+}
+
+// refused handles an apply the API server did not accept: a field-manager
+// conflict goes to the conflict policy, a stale resourceVersion to
+// staleRetry, anything else is returned.
+func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object, sendErr error) (again bool, err error) {
+	if !r.opts.DryRun {
+		// Whatever happened on the server, what the manager owns is no
+		// longer known: a timeout may have applied the intent.
+		r.forget(r.t, obs)
+	}
+	if apierrors.IsConflict(sendErr) {
+		r.metrics.conflict(r.t, sendErr)
+	}
+	switch conflicts.Classify(sendErr) {
+	case conflicts.ClassFieldManagerConflict:
+		if err := r.resolve(ctx, r.t, in, obs, &r.res, r.policy, sendErr, r.opts.DryRun); err != nil {
+			return false, err
+		}
+		r.metrics.applies.With(r.labels).Inc()
+		return false, nil
+	case conflicts.ClassStale:
+		return r.staleRetry(ctx, obs, sendErr)
+	default:
+		return false, sendErr
+	}
+}
+
+// staleRetry handles a 409 without causes, a failed resourceVersion or uid
+// precondition: it reads the object again and, for a guarded apply within
+// its backoff, waits and asks for another attempt. An object deleted since
+// it was observed is NotFound, whatever the guard.
+func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr error) (again bool, err error) {
+	fresh, err := r.read(ctx, r.t, r.labels)
+	if err != nil {
+		return false, err
+	}
+	if fresh.GetUID() != obs.GetUID() {
+		return false, fmt.Errorf("the observed object (uid %s) was deleted: %w", obs.GetUID(),
+			apierrors.NewNotFound(r.groupResource(r.t.GVK), r.t.Name))
+	}
+	r.res.Object = fresh
+	if !r.opts.Guarded {
+		return false, sendErr
+	}
+	if r.backoff.Steps <= 1 {
+		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
+	}
+	r.metrics.retries.With(r.labels).Inc()
+	r.logger.V(1).Info("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)
+	if err := sleep(ctx, r.backoff.Step()); err != nil {
+		return false, errors.Join(err, sendErr)
+	}
+	return true, nil
+}
+
 // groupResource names t's resource for a NotFound error: from the REST
-// mapper when it knows the kind, else the lower-case kind.
+// mapper when it knows the kind, else apimachinery's guess from the kind
+// (widgets for Widget).
 func (a *Applier) groupResource(gvk schema.GroupVersionKind) schema.GroupResource {
 	if mapper := a.client.RESTMapper(); mapper != nil {
 		if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
 			return m.Resource.GroupResource()
 		}
 	}
-	return schema.GroupResource{Group: gvk.Group, Resource: gvk.Kind}
+	plural, _ := meta.UnsafeGuessKindToResource(gvk)
+	return plural.GroupResource()
 }
 
 // policy is the conflict policy of one apply: the apply's own, else the

@@ -114,7 +114,7 @@ func TestApplyRefusesInvalidConditionsBeforeSending(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a, c, applies := countingApplier(t)
 			observed, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
-			res, err := a.Apply(context.Background(), target, observed, setConditions(cond("Other", "True", "Fine", true), tc.cond), ssa.ApplyOptions{})
+			res, err := a.Apply(context.Background(), target, observed, setConditions(cond("Other", "True", "Fine", true), tc.cond))
 			if len(tc.want) == 0 {
 				if err != nil || !res.Sent || applies.Load() != 1 {
 					t.Fatalf("err %v, sent %v, %d applies; want one apply", err, res.Sent, applies.Load())
@@ -143,7 +143,7 @@ func TestApplyLeavesOtherConditionShapesAlone(t *testing.T) {
 	a, c, applies := countingApplier(t)
 	observed, target := observe(t, a, c, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p1", Namespace: "ns"}})
 	podCondition := map[string]any{"type": "example.com/Custom", "status": "True"} // no reason, no lastTransitionTime
-	if _, err := a.Apply(context.Background(), target, observed, setConditions(podCondition), ssa.ApplyOptions{}); err != nil {
+	if _, err := a.Apply(context.Background(), target, observed, setConditions(podCondition)); err != nil {
 		t.Fatal(err)
 	}
 	if n := applies.Load(); n != 1 {

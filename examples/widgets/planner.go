@@ -38,7 +38,7 @@ func planSteps() []string { return []string{"provision", "configure", "verify"} 
 // that both observe no plan (two fast events, or a stale cache) would both
 // create one, and since they apply as the same field manager the second
 // silently replaces the first. The plan is therefore queued with
-// batcher.Guarded(): the apply carries the observed resourceVersion, and when
+// ssa.Guarded: the apply carries the observed resourceVersion, and when
 // the object changed meanwhile statusapply reads it again, runs the status
 // functions against it (which now see the plan and create none) and retries.
 type PlannerReconciler struct {
@@ -91,9 +91,9 @@ func (r *PlannerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ct
 	if w.Status.Plan == nil {
 		// Only the decision needs the guard; a Widget that has a plan is
 		// written unguarded, with no read when the cache is behind.
-		var opts []batcher.ContributeOption
+		var opts []ssa.ApplyOption
 		if !r.unguarded {
-			opts = append(opts, batcher.Guarded())
+			opts = append(opts, ssa.Guarded)
 		}
 		errs = append(errs, batcher.Status(b, w, PlannerManager, createPlan(string(uuid.NewUUID())), opts...))
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -64,7 +65,7 @@ func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 	requests.Reset()
 	for i, id := range reconciles {
 		b := batcher.New(applier)
-		if err := batcher.Status(b, snapshots[i], "planner", widgets.PlanFor(id, "provision", "configure"), batcher.Guarded()); err != nil {
+		if err := batcher.Status(b, snapshots[i], "planner", widgets.PlanFor(id, "provision", "configure"), ssa.Guarded); err != nil {
 			return "", err
 		}
 		if err := b.Flush(ctx); err != nil {

@@ -14,6 +14,7 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -50,7 +51,7 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 			return "", err
 		}
 		b := batcher.New(applier)
-		if err := batcher.Status(b, obj, "intruder", setConditionMutator("Ready", metav1.ConditionTrue), batcher.OnConflict(p.policy)); err != nil {
+		if err := batcher.Status(b, obj, "intruder", setConditionMutator("Ready", metav1.ConditionTrue), ssa.OnConflict(p.policy)); err != nil {
 			return "", err
 		}
 		if err := batcher.Status(b, obj, "intruder", setConditionMutator("Advice", metav1.ConditionTrue)); err != nil {

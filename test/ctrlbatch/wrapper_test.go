@@ -163,7 +163,7 @@ var _ = Describe("ctrlbatch.Wrap", func() {
 				return reconcile.Result{}, err
 			}
 			return reconcile.Result{}, batcher.Status(ctrlbatch.FromContext(ctx), observed, manager,
-				widgets.PlanFor("p1", "one"), batcher.Guarded())
+				widgets.PlanFor("p1", "one"), ssa.Guarded)
 		}))
 		res, err := r.Reconcile(ctx, request(w))
 		Expect(err).NotTo(HaveOccurred())

@@ -168,7 +168,7 @@ var _ = Describe("faults around a Flush", func() {
 		applier := newApplier(c, ssa.WithGuardBackoff(wait.Backoff{Steps: 3, Duration: time.Millisecond, Factor: 1}))
 
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, obj, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, obj, "planner", widgets.PlanFor("plan-1", "provision"), ssa.Guarded)).To(Succeed())
 		Expect(batcher.Status(b, obj, "planner", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 			widgets.Status(ac).WithPhase("Planned")
 			return nil
@@ -216,7 +216,7 @@ var _ = Describe("faults around a Flush", func() {
 		// The replaced object's entry is guarded: the observed resourceVersion
 		// is what the successor cannot match.
 		for _, o := range []*v1alpha1.Widget{gone, replaced, kept} {
-			Expect(batcher.Status(b, o, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
+			Expect(batcher.Status(b, o, "planner", widgets.PlanFor("plan-1", "provision"), ssa.Guarded)).To(Succeed())
 		}
 
 		// After the observation: one object is deleted, another deleted and
@@ -281,7 +281,7 @@ var _ = Describe("faults around a Flush", func() {
 		replaced := createWidget(ctx, ns, "replaced-guarded")
 		b := batcher.New(w.applier)
 		Expect(batcher.Status(b, replaced, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
-		Expect(batcher.Status(b, replaced, "planner", widgets.PlanFor("p1", "provision"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, replaced, "planner", widgets.PlanFor("p1", "provision"), ssa.Guarded)).To(Succeed())
 
 		Expect(env.Client.Delete(ctx, replaced)).To(Succeed())
 		successor := createWidget(ctx, ns, "replaced-guarded")

@@ -14,6 +14,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
@@ -61,7 +62,7 @@ var _ = Describe("a status writer with least privilege", func() {
 		b := batcher.New(w.applier)
 		// Queued first, so that its apply carries the observed (soon stale)
 		// resourceVersion.
-		Expect(batcher.Status(b, observed, "planner", widgets.PlanFor("plan-1", "provision"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, observed, "planner", widgets.PlanFor("plan-1", "provision"), ssa.Guarded)).To(Succeed())
 		Expect(batcher.Status(b, observed, "readiness", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
 		Expect(batcher.Status(b, observed, "readiness", widgets.SetCondition("Available", metav1.ConditionFalse, "Starting"))).To(Succeed())
 		Expect(batcher.Status(b, observed, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {

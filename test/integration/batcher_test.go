@@ -148,7 +148,7 @@ var _ = Describe("Batch", func() {
 
 		b = batcher.New(applier)
 		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("A", metav1.ConditionFalse, "Changed"),
-			batcher.Declarative())).To(Succeed())
+			ssa.Declarative)).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(map[string]metav1.ConditionStatus{"A": "False"}),
 			"declarative: B, not stated, is released and deleted")
@@ -183,7 +183,7 @@ var _ = Describe("Batch", func() {
 			}
 			widgets.Status(ac).WithPhase("Planned").WithPlan(acv1alpha1.WidgetPlan().WithID("p-" + o.Status.Endpoint))
 			return nil
-		}, batcher.Guarded())).To(Succeed())
+		}, ssa.Guarded)).To(Succeed())
 
 		counts, err := flushCounted(ctx, b)
 		Expect(err).NotTo(HaveOccurred())
@@ -209,7 +209,7 @@ var _ = Describe("Batch", func() {
 			}
 			widgets.Status(ac).WithPhase("Planned")
 			return nil
-		}, batcher.Guarded())).To(Succeed())
+		}, ssa.Guarded)).To(Succeed())
 
 		err := b.Flush(ctx)
 		Expect(err).NotTo(MatchError(errConcurrentWrite))
@@ -278,7 +278,7 @@ var _ = Describe("Batch", func() {
 		Expect(batcher.Status(b, w, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 			widgets.Status(ac).WithPhase("Guarded")
 			return nil
-		}, batcher.Guarded())).To(Succeed())
+		}, ssa.Guarded)).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Guarded"))
 		Expect(counters()).To(Equal(counts(2, 1, 1, 1, 1)))

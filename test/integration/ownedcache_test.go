@@ -203,7 +203,7 @@ var _ = Describe("what the Applier remembers of what a manager owns", func() {
 		responses.Reset()
 		w := getWidget(ctx, key)
 		b := batcher.New(a)
-		Expect(batcher.Status(b, w, "planner", widgets.PlanFor("p1", "provision"), batcher.Guarded())).To(Succeed())
+		Expect(batcher.Status(b, w, "planner", widgets.PlanFor("p1", "provision"), ssa.Guarded)).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
 		Expect(responses.Count("apply", 409)).To(Equal(1), "the first apply met the interfering write: %v", responses)
 		Expect(responses.Succeeded("apply")).To(Equal(1), "%v", responses)

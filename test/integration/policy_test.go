@@ -77,7 +77,7 @@ var _ = Describe("conflict policies at Flush", func() {
 	})
 
 	// flushWriter queues the writer's Ready=True and its own Advice condition.
-	flushWriter := func(ctx context.Context, opts ...batcher.ContributeOption) (*batcher.Batch, error) {
+	flushWriter := func(ctx context.Context, opts ...ssa.ApplyOption) (*batcher.Batch, error) {
 		b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, r ssa.Result, _ error) { results = append(results, r) }))
 		w := getWidget(ctx, key)
 		Expect(batcher.Status(b, w, "writer", widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"), opts...)).To(Succeed())
@@ -123,7 +123,7 @@ var _ = Describe("conflict policies at Flush", func() {
 
 	It("yields: the rest lands, the contested condition stays its owner's, and the yield is reported", func(ctx context.Context) {
 		requests.Reset()
-		b, err := flushWriter(ctx, batcher.OnConflict(conflicts.Yield()))
+		b, err := flushWriter(ctx, ssa.OnConflict(conflicts.Yield()))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(requests.Count("apply")).To(Equal(1), "the conflict was predicted from managedFields: no refused request")
 		Expect(b.Pending()).To(BeEmpty())
@@ -147,7 +147,7 @@ var _ = Describe("conflict policies at Flush", func() {
 		Expect(env.Client.Status().Patch(ctx, late, client.MergeFrom(base), client.FieldOwner("late"))).To(Succeed())
 
 		b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, r ssa.Result, _ error) { results = append(results, r) }))
-		Expect(batcher.Status(b, observed, "writer", widgets.SetCondition("Late", metav1.ConditionTrue, "Up"), batcher.OnConflict(conflicts.Yield()))).To(Succeed())
+		Expect(batcher.Status(b, observed, "writer", widgets.SetCondition("Late", metav1.ConditionTrue, "Up"), ssa.OnConflict(conflicts.Yield()))).To(Succeed())
 		Expect(batcher.Status(b, observed, "writer", widgets.SetCondition("Advice", metav1.ConditionTrue, "Advised"))).To(Succeed())
 		requests.Reset()
 		Expect(b.Flush(ctx)).To(Succeed())
@@ -160,7 +160,7 @@ var _ = Describe("conflict policies at Flush", func() {
 	})
 
 	It("takes a declared condition by force and nothing else", func(ctx context.Context) {
-		_, err := flushWriter(ctx, batcher.OnConflict(conflicts.TakeDeclared(conflicts.Declaration{ConditionTypes: []string{"Ready"}})))
+		_, err := flushWriter(ctx, ssa.OnConflict(conflicts.TakeDeclared(conflicts.Declaration{ConditionTypes: []string{"Ready"}})))
 		Expect(err).NotTo(HaveOccurred())
 		got := getWidget(ctx, key)
 		Expect(widgets.Conditions(got)).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
@@ -174,7 +174,7 @@ var _ = Describe("conflict policies at Flush", func() {
 	})
 
 	It("never forces an undeclared field, and names it", func(ctx context.Context) {
-		b, err := flushWriter(ctx, batcher.OnConflict(conflicts.TakeDeclared(conflicts.Declaration{ConditionTypes: []string{"Other"}})))
+		b, err := flushWriter(ctx, ssa.OnConflict(conflicts.TakeDeclared(conflicts.Declaration{ConditionTypes: []string{"Other"}})))
 		var cerr *conflicts.Error
 		Expect(errors.As(err, &cerr)).To(BeTrue(), "%v", err)
 		Expect(cerr.Conflicts).NotTo(BeEmpty())

@@ -55,9 +55,9 @@ func (r *reconciler) observe(ctx context.Context, key client.ObjectKey) (*v1alph
 // decide queues the reconcile's plan decision on observed and flushes it.
 // Guarded sends the observed resourceVersion; without it the apply is blind.
 func (r *reconciler) decide(ctx context.Context, observed *v1alpha1.Widget, planID string, guarded bool) error {
-	var opts []batcher.ContributeOption
+	var opts []ssa.ApplyOption
 	if guarded {
-		opts = append(opts, batcher.Guarded())
+		opts = append(opts, ssa.Guarded)
 	}
 	b := batcher.New(r.applier)
 	if err := batcher.Status(b, observed, planner, widgets.PlanFor(planID, "provision", "configure"), opts...); err != nil {
