@@ -55,12 +55,8 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, build func() (contribution, error)) error {
 	t, ok := b.checked(obj, sub, manager)
 	if !ok {
-		gvk, err := b.applier.Identify(obj)
-		if err != nil {
-			return err
-		}
-		t = ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
-		if err := t.Validate(); err != nil {
+		var err error
+		if t, err = b.applier.TargetFor(obj, sub, manager); err != nil {
 			return err
 		}
 		b.check(obj, t)

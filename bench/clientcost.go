@@ -166,35 +166,6 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 				}
 			}
 		}},
-		{Name: "Owned", What: "extract what the manager owns from managedFields (ssa.Owned)", Run: func(b *testing.B) {
-			u, err := f.unstructured()
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, found, err := ssa.Owned(f.tc, u, FixtureManager, ssa.StatusSubresource); err != nil || !found {
-					b.Fatal(err, found)
-				}
-			}
-		}},
-		{Name: "Unchanged", What: "compare an intent with what the manager owns (ssa.Unchanged, equal: the full comparison)", Run: func(b *testing.B) {
-			u, err := f.unstructured()
-			if err != nil {
-				b.Fatal(err)
-			}
-			owned, _, err := ssa.Owned(f.tc, u, FixtureManager, ssa.StatusSubresource)
-			if err != nil {
-				b.Fatal(err)
-			}
-			intent := runtime.DeepCopyJSON(owned)
-			b.ReportAllocs()
-			for b.Loop() {
-				if !ssa.Unchanged(intent, owned) {
-					b.Fatal("the intent should equal what is owned")
-				}
-			}
-		}},
 		{Name: "Encode", What: "encode one entry's apply configuration as JSON", Run: func(b *testing.B) {
 			ac, err := f.buildAC(f.Observed, false)
 			if err != nil {

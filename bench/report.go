@@ -666,7 +666,7 @@ func (r *Results) clientSection(p func(string, ...any)) {
 	if rt := r.RoundTrip; rt != nil {
 		p("\nOne apply round trip (%s): p50 %s ms, mean %s ms over %d applies.\n", rt.What, ms(rt.P50), ms(rt.Mean), rt.N)
 	}
-	p("\nThe statusapply rows are more than the sum of the parts above (Build, Owned, Unchanged, Encode): the rest is the\n")
+	p("\nThe statusapply rows are more than the sum of the parts above (Build, Encode): the rest is the\n")
 	p("batch's own work per contribution and per entry. To see where it goes:\n")
 	p("`cd bench && go test -run '^$' -bench Client/StatusapplyMutators -cpuprofile cpu.out`.\n\n")
 }

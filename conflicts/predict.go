@@ -71,63 +71,96 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 		return nil, fmt.Errorf("predicting conflicts: %w: observed, intent and type converter must not be nil", ErrInvalidInput)
 	}
 	ref := ownership.ObjectRef{GVK: intent.GroupVersionKind(), Namespace: intent.GetNamespace(), Name: intent.GetName()}
-	fail := func(err error) ([]Conflict, error) {
+	out, err := predict(observed, tc, manager, subresource, intent, ref, o)
+	if err != nil {
 		return nil, fmt.Errorf("predicting conflicts of manager %s on %s: %w", manager, ref, err)
 	}
+	return out, nil
+}
+
+// predict is Predict's work, in its three phases: type both objects, rebuild
+// the owners the server would see, and run the server's merge for manager.
+func predict(observed runtime.Object, tc managedfields.TypeConverter, manager, subresource string, intent *unstructured.Unstructured,
+	ref ownership.ObjectRef, o predictOptions) ([]Conflict, error) {
 	acc, err := meta.Accessor(observed)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	entries := acc.GetManagedFields()
 	if len(entries) == 0 && !o.assumeUntracked {
-		return fail(ownership.ErrNoManagedFields)
+		return nil, ownership.ErrNoManagedFields
 	}
-
-	live, err := liveTyped(observed, tc, intent)
+	live, config, err := typeBoth(observed, tc, intent)
 	if err != nil {
-		return fail(err)
+		return nil, err
+	}
+	version := fieldpath.APIVersion(intent.GetAPIVersion())
+	managers, filters, err := owners(ref, entries, live, version, subresource)
+	if err != nil {
+		return nil, err
+	}
+	return mergeConflicts(live, config, version, managers, filters, manager, subresource)
+}
+
+// typeBoth types the observed object and the intent, without managedFields,
+// with tc.
+func typeBoth(observed runtime.Object, tc managedfields.TypeConverter, intent *unstructured.Unstructured) (live, config *typed.TypedValue, err error) {
+	if live, err = liveTyped(observed, tc, intent); err != nil {
+		return nil, nil, err
 	}
 	cfg := intent.DeepCopy()
 	unstructured.RemoveNestedField(cfg.Object, "metadata", "managedFields")
-	config, err := tc.ObjectToTyped(cfg)
-	if err != nil {
-		return fail(fmt.Errorf("typing the apply intent: %w: %w", ErrSchemaMismatch, err))
+	if config, err = tc.ObjectToTyped(cfg); err != nil {
+		return nil, nil, fmt.Errorf("typing the apply intent: %w: %w", ErrSchemaMismatch, err)
 	}
+	return live, config, nil
+}
 
-	version := fieldpath.APIVersion(intent.GetAPIVersion())
+// owners rebuilds the managed fields the API server would merge against:
+// every entry of the object, or, for an object without entries, everything
+// it holds attributed to before-first-apply as the server would on the first
+// apply. The filters ignore, in every version, what the subresource does not
+// write.
+func owners(ref ownership.ObjectRef, entries []metav1.ManagedFieldsEntry, live *typed.TypedValue, version fieldpath.APIVersion,
+	subresource string) (fieldpath.ManagedFields, map[fieldpath.APIVersion]fieldpath.Filter, error) {
 	ignored := ignoredFields(subresource)
 	managers := fieldpath.ManagedFields{}
 	filters := map[fieldpath.APIVersion]fieldpath.Filter{version: fieldpath.NewExcludeSetFilter(ignored)}
 	if len(entries) == 0 {
 		set, err := live.ToFieldSet()
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
 		id, err := managerID(metav1.ManagedFieldsEntry{Manager: BeforeFirstApply, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: string(version), Subresource: subresource})
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
 		managers[id] = fieldpath.NewVersionedSet(set.RecursiveDifference(ignored), version, false)
+		return managers, filters, nil
 	}
-	if len(entries) > 0 {
-		owners, err := ownership.InspectEntries(ref, entries)
+	inspected, err := ownership.InspectEntries(ref, entries)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range inspected.Entries {
+		id, err := entryID(e)
 		if err != nil {
-			return fail(err)
+			return nil, nil, err
 		}
-		for _, e := range owners.Entries {
-			id, err := entryID(e)
-			if err != nil {
-				return fail(err)
-			}
-			v := fieldpath.APIVersion(e.APIVersion)
-			managers[id] = fieldpath.NewVersionedSet(e.Fields, v, e.Operation == metav1.ManagedFieldsOperationApply)
-			filters[v] = filters[version]
-		}
+		v := fieldpath.APIVersion(e.APIVersion)
+		managers[id] = fieldpath.NewVersionedSet(e.Fields, v, e.Operation == metav1.ManagedFieldsOperationApply)
+		filters[v] = filters[version]
 	}
+	return managers, filters, nil
+}
 
+// mergeConflicts runs structured-merge-diff's apply of config by manager,
+// without force, and returns the conflicts it reports, sorted.
+func mergeConflicts(live, config *typed.TypedValue, version fieldpath.APIVersion, managers fieldpath.ManagedFields,
+	filters map[fieldpath.APIVersion]fieldpath.Filter, manager, subresource string) ([]Conflict, error) {
 	self, err := managerID(metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationApply, Subresource: subresource})
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
 	updater := (&merge.UpdaterBuilder{Converter: sameVersion{}, IgnoreFilter: filters}).BuildUpdater()
 	_, _, err = updater.Apply(live, config, version, managers, self, false)
@@ -135,9 +168,8 @@ func Predict(observed runtime.Object, tc managedfields.TypeConverter, manager, s
 	switch {
 	case err == nil:
 		return nil, nil
-	case errors.As(err, &found):
-	default:
-		return fail(err)
+	case !errors.As(err, &found):
+		return nil, err
 	}
 	out := make([]Conflict, 0, len(found))
 	for _, c := range found {

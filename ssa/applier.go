@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -112,10 +111,9 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 	}, nil
 }
 
-// Scheme is the scheme the Applier maps typed objects with.
-func (a *Applier) Scheme() *runtime.Scheme { return a.cfg.scheme }
-
-// TypeConverter is the combined schema source of the Applier.
+// TypeConverter is the combined schema source of the Applier: every kind it
+// can apply. It is public so that code working beside the Applier uses the
+// same schemas, such as conflicts.Predict or managedfields.ExtractInto.
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
 // Apply writes t's intent, built by b on top of what the manager owns on

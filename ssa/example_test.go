@@ -26,20 +26,3 @@ func ExampleSetCondition() {
 	// <nil> StillUp 2026-01-02 03:04:05 +0000 UTC 7
 	// invalid input: condition "Ready": status.conditions[Ready].status: Unsupported value: "Maybe": supported values: "False", "True", "Unknown"
 }
-
-// What a field manager owns is extracted from managedFields; applying an
-// intent equal to it would change nothing, so no request is needed.
-func ExampleUnchanged() {
-	owned := map[string]any{"status": map[string]any{"phase": "Running"}}
-	intent := map[string]any{
-		"apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
-		"metadata": map[string]any{"name": "w1", "namespace": "demo"},
-		"status":   map[string]any{"phase": "Running"},
-	}
-	fmt.Println(ssa.Unchanged(intent, owned))
-	intent["status"] = map[string]any{"phase": "Failed"}
-	fmt.Println(ssa.Unchanged(intent, owned))
-	// Output:
-	// true
-	// false
-}

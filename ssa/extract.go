@@ -10,7 +10,7 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// Owned returns the fields that manager last applied to subresource of
+// extractOwned returns the fields that manager last applied to subresource of
 // observed, with their values on observed, as unstructured content. Only the
 // manager's Apply entry counts: fields it set with Update are not part of any
 // apply configuration. found is false when the manager has no Apply entry.
@@ -18,7 +18,7 @@ import (
 // It is managedfields.ExtractInto for any kind the converter knows, typed or
 // unstructured. Callers must first make sure observed carries managedFields
 // (see ownership.HasManagedFields): without them every manager owns nothing.
-func Owned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
+func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
 	raw, found, err := appliedEntry(observed, manager, sub)
 	if err != nil || !found {
 		return map[string]any{}, found, err

@@ -16,12 +16,27 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// Identify checks obj and returns its kind. Nil and typed-nil objects,
+// TargetFor returns the Target of manager's writes to sub of obj, for Apply,
+// checked before any request as Target.Validate does. Its errors wrap
+// ErrInvalidInput.
+func (a *Applier) TargetFor(obj client.Object, sub Subresource, manager string) (Target, error) {
+	gvk, err := a.identify(obj)
+	if err != nil {
+		return Target{}, err
+	}
+	t := Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
+	if err := t.Validate(); err != nil {
+		return Target{}, err
+	}
+	return t, nil
+}
+
+// identify checks obj and returns its kind. Nil and typed-nil objects,
 // objects without a name and unknown kinds are refused with an error wrapping
 // ErrInvalidInput. A kind is known when the scheme recognises it, a type
 // converter has its schema, or the client's REST mapper maps it; typed objects
 // need the scheme anyway, so the other two only matter for unstructured ones.
-func (a *Applier) Identify(obj client.Object) (schema.GroupVersionKind, error) {
+func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj == nil {
 		return schema.GroupVersionKind{}, invalidf("nil object")
 	}

@@ -2,13 +2,13 @@ package ssa
 
 import "github.com/statusapply/statusapply/internal/jsonvalue"
 
-// Unchanged reports whether applying intent would change nothing, given what
-// the manager owns on the observed object (from Owned). Identity (apiVersion,
+// unchangedIntent reports whether applying intent would change nothing, given what
+// the manager owns on the observed object (from extractOwned). Identity (apiVersion,
 // kind, metadata.name, namespace, resourceVersion, uid) is ignored; everything
 // else, including a field left out, counts. Values are compared as JSON would
 // see them: numbers by value whatever their Go type, and an object that holds
 // nothing the same as an absent one.
-func Unchanged(intent, owned map[string]any) bool {
+func unchangedIntent(intent, owned map[string]any) bool {
 	return equalContent(withoutIdentity(intent), withoutIdentity(owned))
 }
 

@@ -2,7 +2,7 @@ package ssa
 
 import "testing"
 
-func TestUnchanged(t *testing.T) {
+func TestUnchangedIntent(t *testing.T) {
 	identity := map[string]any{
 		"apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
 		"metadata": map[string]any{"name": "w1", "namespace": "ns"},
@@ -38,7 +38,7 @@ func TestUnchanged(t *testing.T) {
 			map[string]any{"status": map[string]any{"conditions": []any{map[string]any{"type": "B"}, map[string]any{"type": "A"}}}}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := Unchanged(tc.intent, tc.owned); got != tc.want {
+			if got := unchangedIntent(tc.intent, tc.owned); got != tc.want {
 				t.Fatalf("Unchanged = %v, want %v", got, tc.want)
 			}
 		})

@@ -132,7 +132,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 			return nil, err
 		}
 	}
-	if Unchanged(intent.Object, owned) {
+	if unchangedIntent(intent.Object, owned) {
 		return &prepared{unchanged: true}, nil
 	}
 	if uid := obs.GetUID(); uid != "" {

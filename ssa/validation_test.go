@@ -72,11 +72,11 @@ func observe(t *testing.T, a *ssa.Applier, c client.Client, obj client.Object) (
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
 		t.Fatal(err)
 	}
-	gvk, err := a.Identify(obj)
+	target, err := a.TargetFor(obj, ssa.StatusSubresource, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return obj, ssa.Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: ssa.StatusSubresource, Manager: "m"}
+	return obj, target
 }
 
 // setConditions is a BuildFunc writing conditions straight into the intent's
@@ -195,7 +195,8 @@ func TestIdentifyRefusesUnknownKinds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			gvk, err := a.Identify(tc.obj)
+			_, err = a.TargetFor(tc.obj, ssa.StatusSubresource, "m")
+			gvk := tc.obj.GetObjectKind().GroupVersionKind()
 			if !tc.wantUnknown {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
