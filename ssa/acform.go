@@ -189,6 +189,10 @@ func deepCopyAC(v any) any {
 }
 
 func deepCopyValue(v reflect.Value) reflect.Value {
+	if v.Type() == conditionsACType {
+		conds, _ := v.Interface().([]metav1ac.ConditionApplyConfiguration)
+		return reflect.ValueOf(copyConditions(conds))
+	}
 	switch v.Kind() {
 	case reflect.Pointer:
 		if v.IsNil() {
@@ -244,6 +248,54 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
+
+// conditionValues holds what one condition's pointers point to, so that a
+// copied condition takes one allocation instead of one per field.
+type conditionValues struct {
+	typ, status, reason, message string
+	observedGeneration           int64
+	lastTransitionTime           metav1.Time
+}
+
+// copyConditions deep-copies a list of conditions, the bulk of most status
+// apply configurations, without reflection: every field of every copy points
+// into one fresh backing array, so a mutator writing through a copy's
+// pointers cannot reach the original.
+func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.ConditionApplyConfiguration {
+	if in == nil {
+		return nil
+	}
+	out := make([]metav1ac.ConditionApplyConfiguration, len(in))
+	values := make([]conditionValues, len(in))
+	for i := range in {
+		c, v := &in[i], &values[i]
+		if c.Type != nil {
+			v.typ = *c.Type
+			out[i].Type = &v.typ
+		}
+		if c.Status != nil {
+			v.status = string(*c.Status)
+			out[i].Status = (*metav1.ConditionStatus)(&v.status)
+		}
+		if c.Reason != nil {
+			v.reason = *c.Reason
+			out[i].Reason = &v.reason
+		}
+		if c.Message != nil {
+			v.message = *c.Message
+			out[i].Message = &v.message
+		}
+		if c.ObservedGeneration != nil {
+			v.observedGeneration = *c.ObservedGeneration
+			out[i].ObservedGeneration = &v.observedGeneration
+		}
+		if c.LastTransitionTime != nil {
+			v.lastTransitionTime = *c.LastTransitionTime
+			out[i].LastTransitionTime = &v.lastTransitionTime
+		}
+	}
+	return out
+}
 
 // equalAC reports whether two apply configurations of one type would encode
 // to the same JSON, comparing them by reflection. Apply configurations are

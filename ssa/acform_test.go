@@ -1,6 +1,8 @@
 package ssa
 
 import (
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -62,5 +64,54 @@ func TestEqualAC(t *testing.T) {
 				t.Errorf("equalAC = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// copyConditions copies the fields it knows; a field client-go adds to
+// ConditionApplyConfiguration would be dropped from every copy, so the set
+// of fields is pinned here.
+func TestCopyConditionsKnowsEveryField(t *testing.T) {
+	var names []string
+	typ := reflect.TypeFor[metav1ac.ConditionApplyConfiguration]()
+	for i := range typ.NumField() {
+		names = append(names, typ.Field(i).Name)
+	}
+	want := []string{"Type", "Status", "ObservedGeneration", "LastTransitionTime", "Reason", "Message"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("ConditionApplyConfiguration has fields %v; copyConditions and conditionAC copy %v: update them", names, want)
+	}
+}
+
+func TestCopyConditions(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	full := *metav1ac.Condition().WithType("A").WithStatus("True").WithReason("Up").WithMessage("m").
+		WithLastTransitionTime(at).WithObservedGeneration(2)
+	partial := *metav1ac.Condition().WithType("B").WithStatus("False") // what a forced takeover can leave owned
+	in := []metav1ac.ConditionApplyConfiguration{full, partial}
+
+	out := copyConditions(in)
+	if !equalAC(&out, &in) {
+		t.Fatalf("copy %v differs from %v", out, in)
+	}
+	if out[1].Reason != nil || out[1].LastTransitionTime != nil {
+		t.Fatalf("unset fields must stay unset: %+v", out[1])
+	}
+	if copyConditions(nil) != nil {
+		t.Fatal("a nil list must stay nil (it encodes as absent, not [])")
+	}
+	// Writing through every pointer of the copy leaves the original alone.
+	*out[0].Type, *out[0].Status, *out[0].Reason, *out[0].Message = "X", "False", "Down", "n"
+	*out[0].ObservedGeneration, *out[0].LastTransitionTime = 3, metav1.Now()
+	if *in[0].Type != "A" || *in[0].Status != "True" || *in[0].Reason != "Up" || *in[0].Message != "m" ||
+		*in[0].ObservedGeneration != 2 || !in[0].LastTransitionTime.Equal(&at) {
+		t.Fatalf("writing through the copy changed the original: %+v", in[0])
+	}
+
+	// The control: a copy that shares the pointers (the slice copied, not
+	// what it points to) lets a mutator change the remembered original.
+	shallow := slices.Clone(in)
+	*shallow[1].Status = "True"
+	if *in[1].Status != "True" {
+		t.Fatal("the control should have changed the original")
 	}
 }

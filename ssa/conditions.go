@@ -38,21 +38,29 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	if err := validateCondition(cond, nil); err != nil {
 		return err
 	}
-	ac := metav1ac.Condition().
-		WithType(cond.Type).
-		WithStatus(cond.Status).
-		WithReason(cond.Reason).
-		WithMessage(cond.Message).
-		WithLastTransitionTime(cond.LastTransitionTime).
-		WithObservedGeneration(cond.ObservedGeneration)
+	ac := conditionAC(cond)
 	for i := range *conditions {
 		if t := (*conditions)[i].Type; t != nil && *t == cond.Type {
-			(*conditions)[i] = *ac
+			(*conditions)[i] = ac
 			return nil
 		}
 	}
-	*conditions = append(*conditions, *ac)
+	*conditions = append(*conditions, ac)
 	return nil
+}
+
+// conditionAC is the apply configuration of cond with every field set, its
+// pointers into one allocation rather than one each (as the generated With
+// builders do): reconciles set conditions by the dozen.
+func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
+	v := &conditionValues{
+		typ: cond.Type, status: string(cond.Status), reason: cond.Reason, message: cond.Message,
+		observedGeneration: cond.ObservedGeneration, lastTransitionTime: cond.LastTransitionTime,
+	}
+	return metav1ac.ConditionApplyConfiguration{
+		Type: &v.typ, Status: (*metav1.ConditionStatus)(&v.status), Reason: &v.reason, Message: &v.message,
+		ObservedGeneration: &v.observedGeneration, LastTransitionTime: &v.lastTransitionTime,
+	}
 }
 
 // RemoveCondition removes the condition of condType from an apply
