@@ -1,6 +1,7 @@
 package batcher
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -42,17 +43,13 @@ func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mut
 }
 
 func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ssa.ApplyOption) error {
-	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
-		if mutate == nil {
-			return contribution{}, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
-		}
-		return newContribution(mutate)
-	})
+	c, err := newContribution(mutate)
+	return contributeWith(b, obj, sub, manager, opts, c, err)
 }
 
-// contributeWith checks obj and manager, builds the contribution and queues it.
-// Nothing is queued on an error.
-func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, build func() (contribution, error)) error {
+// contributeWith checks obj and manager and queues c, or reports invalid,
+// what was wrong with c, naming the target. Nothing is queued on an error.
+func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, c contribution, invalid error) error {
 	t, ok := b.checked(obj, sub, manager)
 	if !ok {
 		var err error
@@ -61,28 +58,66 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 		}
 		b.check(obj, t)
 	}
-	c, err := build()
-	if err != nil {
-		return fmt.Errorf("%s: %w", t, err)
+	if invalid != nil {
+		return fmt.Errorf("%s: %w", t, invalid)
 	}
-	c.opts.ApplyOptions(opts)
+	if len(opts) > 0 {
+		c.opts = *(&ssa.ApplyOptions{}).ApplyOptions(opts)
+	}
 	return b.add(t, obj, c)
 }
 
 // contribution is one queued mutator or edit. Its two types say everything
 // about the conversions it needs: the apply configuration type its mutator
-// edits, and the object type it observes.
+// edits, and the object type it observes. The caller's function is kept as
+// it is, with a generic caller for its type: queueing allocates no closure.
 type contribution struct {
 	acType      reflect.Type // nil for Edits
 	observedTyp reflect.Type
-	mutate      func(ac, observed any) error
-	edit        func(obj any) error // set for Edits, which change a copy of the object instead
-	opts        ssa.ApplyOptions    // the contribution's own options
+	fn          any              // the Mutator[O, AC] or Edit[O]
+	call        caller           // runs fn with its arguments' types
+	opts        ssa.ApplyOptions // the contribution's own options
 }
+
+// caller runs a contribution's function. Its implementations are empty
+// generic structs, which, unlike generic function values, are stored in an
+// interface without an allocation.
+type caller interface {
+	mutate(fn, ac, observed any) error
+	edit(fn, obj any) error
+	isEdit() bool
+}
+
+type mutatorCaller[O client.Object, AC any] struct{}
+
+func (mutatorCaller[O, AC]) mutate(fn, ac, observed any) error {
+	return fn.(Mutator[O, AC])(ac.(AC), observed.(O))
+}
+func (mutatorCaller[O, AC]) edit(any, any) error { return errors.New("a Mutator is not an Edit") }
+func (mutatorCaller[O, AC]) isEdit() bool        { return false }
+
+type editCaller[O client.Object] struct{}
+
+func (editCaller[O]) mutate(any, any, any) error { return errors.New("an Edit is not a Mutator") }
+func (editCaller[O]) edit(fn, obj any) error     { return fn.(Edit[O])(obj.(O)) }
+func (editCaller[O]) isEdit() bool               { return true }
+
+// isEdit reports whether c is an Edit, which changes a copy of the object
+// instead of an apply configuration.
+func (c *contribution) isEdit() bool { return c.call.isEdit() }
+
+// mutate runs a Mutator on ac, given observed in the type it takes.
+func (c *contribution) mutate(ac, observed any) error { return c.call.mutate(c.fn, ac, observed) }
+
+// edit runs an Edit on obj.
+func (c *contribution) edit(obj any) error { return c.call.edit(c.fn, obj) }
 
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
 
 func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contribution, error) {
+	if mutate == nil {
+		return contribution{}, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
+	}
 	acType := reflect.TypeFor[AC]()
 	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
 		return contribution{}, fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
@@ -90,7 +125,8 @@ func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contributi
 	return contribution{
 		acType:      acType,
 		observedTyp: reflect.TypeFor[O](),
-		mutate:      func(ac, observed any) error { return mutate(ac.(AC), observed.(O)) },
+		fn:          mutate,
+		call:        mutatorCaller[O, AC]{},
 	}, nil
 }
 
@@ -138,7 +174,7 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	first := contribs[0]
-	if first.acType == nil || first.acType == unstructuredType {
+	if first.isEdit() || first.acType == unstructuredType {
 		return b
 	}
 	for _, c := range contribs[1:] {
@@ -169,7 +205,7 @@ func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribu
 		for _, s := range plan {
 			run := contribs[s.start:s.end]
 			var err error
-			if run[0].edit != nil {
+			if run[0].isEdit() {
 				err = edits.apply(run, s.start, len(contribs), intent)
 			} else {
 				err = obs.mutateAll(intent, run, s.start, len(contribs))
@@ -205,9 +241,9 @@ func steps(contribs []contribution) []step {
 // sameStep reports whether b can be built in the same step as a.
 func sameStep(a, b *contribution) bool {
 	switch {
-	case (a.edit != nil) != (b.edit != nil):
+	case a.isEdit() != b.isEdit():
 		return false
-	case a.edit != nil:
+	case a.isEdit():
 		return a.observedTyp == b.observedTyp
 	default:
 		return a.acType == b.acType

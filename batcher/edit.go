@@ -62,15 +62,12 @@ func EditObject[O client.Object](b *Batch, obj O, manager string, edit Edit[O], 
 }
 
 func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manager string, edit Edit[O], opts []ssa.ApplyOption) error {
-	return contributeWith(b, obj, sub, manager, opts, func() (contribution, error) {
-		if edit == nil {
-			return contribution{}, fmt.Errorf("%w: nil edit", ssa.ErrInvalidInput)
-		}
-		return contribution{
-			observedTyp: reflect.TypeFor[O](),
-			edit:        func(obj any) error { return edit(obj.(O)) },
-		}, nil
-	})
+	c := contribution{observedTyp: reflect.TypeFor[O](), fn: edit, call: editCaller[O]{}}
+	var invalid error
+	if edit == nil {
+		invalid = fmt.Errorf("%w: nil edit", ssa.ErrInvalidInput)
+	}
+	return contributeWith(b, obj, sub, manager, opts, c, invalid)
 }
 
 // editor applies the changes of edits to an intent: it keeps, per object type,

@@ -11,10 +11,12 @@ import (
 )
 
 func TestSteps(t *testing.T) {
-	typed := contribution{acType: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), observedTyp: reflect.TypeFor[*v1alpha1.Widget]()}
-	unstr := contribution{acType: unstructuredType, observedTyp: reflect.TypeFor[*v1alpha1.Widget]()}
-	edit := contribution{observedTyp: reflect.TypeFor[*v1alpha1.Widget](), edit: func(any) error { return nil }}
-	editU := contribution{observedTyp: reflect.TypeFor[*unstructured.Unstructured](), edit: func(any) error { return nil }}
+	typed := contribution{acType: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
+		call: mutatorCaller[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration]{}}
+	unstr := contribution{acType: unstructuredType, observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
+		call: mutatorCaller[*v1alpha1.Widget, *unstructured.Unstructured]{}}
+	edit := contribution{observedTyp: reflect.TypeFor[*v1alpha1.Widget](), call: editCaller[*v1alpha1.Widget]{}}
+	editU := contribution{observedTyp: reflect.TypeFor[*unstructured.Unstructured](), call: editCaller[*v1alpha1.Widget]{}}
 	cases := []struct {
 		name     string
 		contribs []contribution

@@ -162,7 +162,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	o := (&ApplyOptions{}).ApplyOptions(opts)
 	return &applyRun{
 		Applier: a, t: t, build: b, opts: *o, policy: a.policy(t.Manager, *o), labels: a.metrics.labels(t),
-		logger: log.FromContext(ctx).WithValues("target", t.String()), backoff: a.cfg.backoff,
+		logger: log.FromContext(ctx), backoff: a.cfg.backoff,
 		res: Result{Object: observed},
 	}
 }
@@ -181,6 +181,14 @@ func (r *applyRun) check() error {
 		return invalidf("no build function")
 	}
 	return nil
+}
+
+// debug logs at V(1), naming the target. The target's name is only built
+// when the line is written: most reconciles log nothing.
+func (r *applyRun) debug(msg string, keysAndValues ...any) {
+	if l := r.logger.V(1); l.Enabled() {
+		l.Info(msg, append([]any{"target", r.t.String()}, keysAndValues...)...)
+	}
 }
 
 func (r *applyRun) fail(err error) (Result, error) {
@@ -220,7 +228,7 @@ func (r *applyRun) skipped() {
 	if !r.opts.DryRun {
 		r.metrics.skipped.With(r.labels).Inc()
 	}
-	r.logger.V(1).Info("apply skipped: no change")
+	r.debug("apply skipped: no change")
 }
 
 // applied records a successful apply and remembers what the manager now owns
@@ -230,7 +238,7 @@ func (r *applyRun) applied(resp client.Object, in *prepared) {
 		r.remember(r.t, resp, in)
 		r.metrics.applies.With(r.labels).Inc()
 	}
-	r.logger.V(1).Info("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", r.opts.DryRun)
+	r.debug("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", r.opts.DryRun)
 	r.res.Object, r.res.Sent = resp, true
 }
 
@@ -281,7 +289,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
 	}
 	r.metrics.retries.With(r.labels).Inc()
-	r.logger.V(1).Info("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)
+	r.debug("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)
 	if err := sleep(ctx, r.backoff.Step()); err != nil {
 		return false, errors.Join(err, sendErr)
 	}
