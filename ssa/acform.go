@@ -208,12 +208,13 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 		out := reflect.New(v.Type()).Elem()
 		out.Set(v)
 		for i := range v.NumField() {
-			if !v.Type().Field(i).IsExported() {
+			f := out.Field(i)
+			if !f.CanSet() { // unexported: copied with the struct
 				continue
 			}
-			switch v.Field(i).Kind() {
+			switch f.Kind() {
 			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Struct:
-				out.Field(i).Set(deepCopyValue(v.Field(i)))
+				f.Set(deepCopyValue(v.Field(i)))
 			}
 		}
 		return out
@@ -248,6 +249,47 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
+
+// timeOf reads a metav1.Time value, through its address when it has one:
+// boxing the struct into an interface would allocate, once per condition.
+func timeOf(v reflect.Value) metav1.Time {
+	if v.CanAddr() {
+		t, _ := v.Addr().Interface().(*metav1.Time)
+		return *t
+	}
+	t, _ := v.Interface().(metav1.Time)
+	return t
+}
+
+// equalConditions is equalAC for lists of conditions, without reflection.
+func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
+	if len(a) != len(b) || (a == nil) != (b == nil) {
+		return false
+	}
+	for i := range a {
+		x, y := &a[i], &b[i]
+		if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
+			!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
+			return false
+		}
+		switch tx, ty := x.LastTransitionTime, y.LastTransitionTime; {
+		case tx == nil || ty == nil:
+			if tx != ty {
+				return false
+			}
+		case tx.Unix() != ty.Unix(): // times encode to the second
+			return false
+		}
+	}
+	return true
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
 
 // conditionValues holds what one condition's pointers point to, so that a
 // copied condition takes one allocation instead of one per field.
@@ -309,6 +351,11 @@ func equalAC(a, b any) bool {
 }
 
 func equalValue(a, b reflect.Value) bool {
+	if a.Type() == conditionsACType {
+		ca, _ := a.Interface().([]metav1ac.ConditionApplyConfiguration)
+		cb, _ := b.Interface().([]metav1ac.ConditionApplyConfiguration)
+		return equalConditions(ca, cb)
+	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:
 		if a.IsNil() || b.IsNil() {
@@ -320,12 +367,10 @@ func equalValue(a, b reflect.Value) bool {
 		return equalValue(a.Elem(), b.Elem())
 	case reflect.Struct:
 		if a.Type() == timeType {
-			ta, _ := a.Interface().(metav1.Time)
-			tb, _ := b.Interface().(metav1.Time)
-			return ta.Unix() == tb.Unix()
+			return timeOf(a).Unix() == timeOf(b).Unix()
 		}
 		for i := range a.NumField() {
-			if !a.Type().Field(i).IsExported() {
+			if !a.Field(i).CanInterface() { // unexported
 				return reflect.DeepEqual(a.Interface(), b.Interface())
 			}
 			if !equalValue(a.Field(i), b.Field(i)) {

@@ -78,7 +78,7 @@ func TestCopyConditionsKnowsEveryField(t *testing.T) {
 	}
 	want := []string{"Type", "Status", "ObservedGeneration", "LastTransitionTime", "Reason", "Message"}
 	if !slices.Equal(names, want) {
-		t.Fatalf("ConditionApplyConfiguration has fields %v; copyConditions and conditionAC copy %v: update them", names, want)
+		t.Fatalf("ConditionApplyConfiguration has fields %v; copyConditions, equalConditions and conditionAC know %v: update them", names, want)
 	}
 }
 
@@ -113,5 +113,50 @@ func TestCopyConditions(t *testing.T) {
 	*shallow[1].Status = "True"
 	if *in[1].Status != "True" {
 		t.Fatal("the control should have changed the original")
+	}
+}
+
+func TestEqualConditions(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	base := func() []metav1ac.ConditionApplyConfiguration {
+		return []metav1ac.ConditionApplyConfiguration{*metav1ac.Condition().WithType("A").WithStatus("True").
+			WithReason("Up").WithMessage("m").WithLastTransitionTime(at).WithObservedGeneration(2)}
+	}
+	edit := func(f func(c *metav1ac.ConditionApplyConfiguration)) []metav1ac.ConditionApplyConfiguration {
+		c := base()
+		f(&c[0])
+		return c
+	}
+	tests := []struct {
+		name  string
+		other []metav1ac.ConditionApplyConfiguration
+		want  bool
+	}{
+		{"equal", base(), true},
+		{"the same second", edit(func(c *metav1ac.ConditionApplyConfiguration) {
+			c.WithLastTransitionTime(metav1.NewTime(at.Add(999 * time.Millisecond)))
+		}), true},
+		{"type", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.WithType("B") }), false},
+		{"status", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.WithStatus("False") }), false},
+		{"reason", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.WithReason("Down") }), false},
+		{"message", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.WithMessage("n") }), false},
+		{"observedGeneration", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.WithObservedGeneration(3) }), false},
+		{"lastTransitionTime", edit(func(c *metav1ac.ConditionApplyConfiguration) {
+			c.WithLastTransitionTime(metav1.NewTime(at.Add(time.Second)))
+		}), false},
+		{"a field left out", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.Message = nil }), false},
+		{"no time", edit(func(c *metav1ac.ConditionApplyConfiguration) { c.LastTransitionTime = nil }), false},
+		{"another length", append(base(), base()...), false},
+		{"empty, not absent", []metav1ac.ConditionApplyConfiguration{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := equalConditions(base(), tt.other); got != tt.want {
+				t.Errorf("equalConditions = %v, want %v", got, tt.want)
+			}
+		})
+	}
+	if !equalConditions(nil, nil) || equalConditions(nil, []metav1ac.ConditionApplyConfiguration{}) {
+		t.Error("nil lists: absent equals absent, and not an empty list")
 	}
 }

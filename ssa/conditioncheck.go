@@ -26,6 +26,9 @@ var conditionsPath = field.NewPath("status", "conditions")
 // "Required" for a value that is there. Errors wrap ErrInvalidInput and name
 // the condition type and the field.
 func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
+	if len(readErrs) == 0 && plainlyValid(&cond) {
+		return nil
+	}
 	errs := readErrs
 	for _, e := range metav1validation.ValidateCondition(cond, conditionsPath.Key(cond.Type)) {
 		if !hasErrorAt(readErrs, e.Field) {
