@@ -157,7 +157,16 @@ func (e *editor) probe() *unstructured.Unstructured {
 // content returns a working object's content without managedFields (no
 // manager owns them, and they are most of a typical object's size), as a copy
 // that does not follow later edits.
+//
+// For the status subresource only the status is converted: nothing else is
+// compared there (see relevant), and the rest of a typed object, metadata
+// first, would cost most of the conversion.
 func (e *editor) content(obj client.Object) (map[string]any, error) {
+	if e.target.Subresource == ssa.StatusSubresource {
+		if status, ok := statusContent(obj); ok {
+			return status, nil
+		}
+	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object), nil
 	}
@@ -165,6 +174,47 @@ func (e *editor) content(obj client.Object) (map[string]any, error) {
 	obj.SetManagedFields(nil)
 	defer obj.SetManagedFields(mfs)
 	return toContent(obj)
+}
+
+// statusContent returns obj's status as {"status": content}, a copy that
+// does not follow later edits, or false when obj has no recognisable status
+// (a typed object without a struct field tagged json:"status").
+func statusContent(obj client.Object) (map[string]any, bool) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		status, found := u.Object["status"]
+		if !found {
+			return map[string]any{}, true
+		}
+		return map[string]any{"status": runtime.DeepCopyJSONValue(status)}, true
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil, false
+	}
+	v = v.Elem()
+	for i := range v.NumField() {
+		if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); name != "status" {
+			continue
+		}
+		f := v.Field(i)
+		switch {
+		case f.Kind() == reflect.Struct:
+			f = f.Addr()
+		case f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Struct:
+			return nil, false
+		case f.IsNil():
+			return map[string]any{}, true
+		}
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
+		if err != nil {
+			return nil, false
+		}
+		if len(content) == 0 {
+			return map[string]any{}, true
+		}
+		return map[string]any{"status": content}, true
+	}
+	return nil, false
 }
 
 // relevant keeps the paths the target's subresource writes: status for the
