@@ -74,8 +74,19 @@ type ApplyOptions struct {
 	Policy *conflicts.Policy
 	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
 	// server checks, merges and answers with the object it would store, and
-	// stores nothing. What the manager owns is not remembered from it.
+	// stores nothing. The Applier remembers nothing from a dry run, neither
+	// from its answer nor from the observation, and a dry run counts in no
+	// metric but the request latency and the reads it makes.
 	DryRun bool
+	// AsOwner, with DryRun, asks what the intent would make of the object if
+	// the manager owned every field it states: a dry run that meets a
+	// field-manager conflict is sent again, still as a dry run, with
+	// ForceOwnership, whatever the conflict policy (which is not consulted,
+	// and yields nothing), and Result.Taken lists the contested fields and
+	// their owners instead of an error. Shadow mode compares that answer with
+	// the live object. Apply refuses AsOwner without DryRun: statusapply
+	// forces a write only for a TakeDeclared policy's declared fields.
+	AsOwner bool
 }
 
 // Result is what Apply did.
@@ -84,6 +95,13 @@ type Result struct {
 	// observed object (possibly read again) when nothing was sent. It has the
 	// observed object's Go type.
 	Object client.Object
+	// Observed is the object the last attempt's intent was built on: the
+	// observation given to Apply, or the object read again from the API
+	// server (for a missing managedFields or a guarded retry, as
+	// unstructured content). A guarded apply that was sent was applied by
+	// the API server to exactly this object: its resourceVersion was the
+	// precondition.
+	Observed client.Object
 	// Sent is false when the intent changed nothing and no request was made.
 	Sent bool
 	// Intent is the apply configuration sent last, as JSON; nil when nothing
@@ -93,7 +111,8 @@ type Result struct {
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
 	Yielded []conflicts.Conflict
-	// Taken are the contested fields a TakeDeclared policy forced.
+	// Taken are the contested fields a TakeDeclared policy forced, or that
+	// an AsOwner dry run forced.
 	Taken []conflicts.Conflict
 }
 
@@ -139,6 +158,10 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 // Scheme is the scheme the Applier maps typed objects with.
 func (a *Applier) Scheme() *runtime.Scheme { return a.cfg.scheme }
 
+// EventRecorder is the recorder WithEventRecorder set, or nil: batches record
+// their own Events (shadow-mode divergence) through it.
+func (a *Applier) EventRecorder() conflicts.EventRecorder { return a.cfg.recorder }
+
 // TypeConverter is the combined schema source of the Applier.
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
@@ -163,16 +186,24 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 	if b.Func == nil {
 		return fail(invalidf("no build function"))
 	}
+	if opts.AsOwner && !opts.DryRun {
+		return fail(invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy"))
+	}
 	logger := log.FromContext(ctx).WithValues("target", t.String())
 	labels := a.metrics.labels(t)
 	policy := a.policy(t.Manager, opts)
+	if opts.AsOwner {
+		// Conflicts are forced in resolve; a yielding policy would leave
+		// contested fields out before the request.
+		policy = conflicts.Fail()
+	}
 	backoff := a.cfg.backoff
 	for {
-		st, obs, err := a.ownedState(ctx, t, res.Object, labels)
+		st, obs, err := a.ownedState(ctx, t, res.Object, labels, !opts.DryRun)
 		if err != nil {
 			return fail(err)
 		}
-		res.Object = obs
+		res.Object, res.Observed = obs, obs
 		in, err := a.prepare(ctx, t, st, obs, b, opts, policy, &res)
 		if err != nil {
 			return fail(err)
@@ -201,15 +232,17 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 			// longer known: a timeout may have applied the intent.
 			a.forget(t, obs)
 		}
-		if apierrors.IsConflict(sendErr) {
+		if apierrors.IsConflict(sendErr) && !opts.DryRun {
 			a.metrics.conflict(t, sendErr)
 		}
 		switch conflicts.Classify(sendErr) {
 		case conflicts.ClassFieldManagerConflict:
-			if err := a.resolve(ctx, t, in, obs, &res, policy, sendErr, opts.DryRun); err != nil {
+			if err := a.resolve(ctx, t, in, obs, &res, policy, sendErr, opts); err != nil {
 				return fail(err)
 			}
-			a.metrics.applies.With(labels).Inc()
+			if !opts.DryRun {
+				a.metrics.applies.With(labels).Inc()
+			}
 			return res, nil
 		case conflicts.ClassStale:
 		default:
@@ -231,7 +264,9 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 		if backoff.Steps <= 1 {
 			return fail(fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, res.Attempts, sendErr))
 		}
-		a.metrics.retries.With(labels).Inc()
+		if !opts.DryRun {
+			a.metrics.retries.With(labels).Inc()
+		}
 		logger.V(1).Info("guarded apply found the object changed; retrying", "attempt", res.Attempts)
 		if err := sleep(ctx, backoff.Step()); err != nil {
 			return fail(errors.Join(err, sendErr))
