@@ -164,9 +164,16 @@ func (e *editor) content(obj client.Object) (map[string]any, error) {
 	return toContent(obj)
 }
 
-// relevant keeps the paths the target's subresource writes: status for the
-// status subresource; everything else but system metadata for the object.
+// relevant keeps the paths the target's subresource writes (see
+// subresourcePaths).
 func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
+	return subresourcePaths(e.target.Subresource, set)
+}
+
+// subresourcePaths keeps the paths of set that an apply to sub writes: status
+// for the status subresource; everything else but system metadata for the
+// object.
+func subresourcePaths(sub ssa.Subresource, set *fieldpath.Set) *fieldpath.Set {
 	out := fieldpath.NewSet()
 	set.Iterate(func(p fieldpath.Path) {
 		if len(p) == 0 || p[0].FieldName == nil {
@@ -174,7 +181,7 @@ func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
 		}
 		top := *p[0].FieldName
 		switch {
-		case e.target.Subresource == ssa.StatusSubresource:
+		case sub == ssa.StatusSubresource:
 			if top == "status" {
 				out.Insert(p)
 			}
