@@ -95,11 +95,12 @@ func WithShadow(s Shadow) Option {
 type Change string
 
 const (
-	// Added: absent on the live object, present in the dry run's answer.
+	// Added is a condition or field absent on the live object and present in
+	// the dry run's answer.
 	Added Change = "added"
-	// Removed: present on the live object, absent in the answer.
+	// Removed is one present on the live object and absent in the answer.
 	Removed Change = "removed"
-	// Changed: present on both, with different values.
+	// Changed is one present on both, with different values.
 	Changed Change = "changed"
 )
 

@@ -154,12 +154,12 @@ func (a *Applier) RecordPending(flushed, pending []Target) {
 type ShadowOutcome string
 
 const (
-	// ShadowAgreed: the entry's apply would change nothing on the live
+	// ShadowAgreed means the entry's apply would change nothing on the live
 	// object that counts as divergence (or would not be sent at all).
 	ShadowAgreed ShadowOutcome = "agreed"
-	// ShadowDiverged: it would change at least one condition or field.
+	// ShadowDiverged means it would change at least one condition or field.
 	ShadowDiverged ShadowOutcome = "diverged"
-	// ShadowFailed: the entry could not be compared (its mutators failed,
+	// ShadowFailed means the entry could not be compared (its mutators failed,
 	// its input was invalid, or the dry run failed other than on a conflict).
 	ShadowFailed ShadowOutcome = "failed"
 )
