@@ -16,10 +16,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
@@ -313,6 +315,17 @@ var _ = Describe("shadow mode", func() {
 		Expect(counterSeries(reg, "statusapply_shadow_divergences_total")).To(Equal(map[string]float64{
 			divergenceSeries("Ready", "reason", "changed"): 1,
 		}))
+
+		By("control: a plain dry run of the same entry is refused on the legacy writer's field, with no object to compare")
+		dry := batcher.New(applier)
+		Expect(batcher.Status(dry, before, shadowManager,
+			shadowWriter("Running", condition("Ready", "ReplicasReady", "replicas ready"), condition("Synced", "Done", "in sync")))).To(Succeed())
+		results, err := dry.DryRun(ctx)
+		var cerr *conflicts.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "%v", err)
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Result.Sent).To(BeFalse(), "the API server answered with a 409, not an object")
+		Expect(counterSeries(reg, "statusapply_conflicts_total")).To(BeEmpty(), "a dry run's conflict is not counted")
 	})
 
 	It("reports a condition only the shadow writer sets as absent -> present, and not the legacy writer's other conditions", func(ctx context.Context) {
@@ -431,6 +444,43 @@ var _ = Describe("shadow mode", func() {
 		Expect(counterSeries(reg, "statusapply_shadow_entries_total")).To(Equal(map[string]float64{
 			"outcome=diverged": 1, "outcome=failed": 1,
 		}))
+	})
+
+	It("remembers nothing from a dry run's answer that a later entry of the same object was built on", func(ctx context.Context) {
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
+		Expect(env.Client.Status().Apply(ctx, acv1alpha1.Widget(key.Name, key.Namespace).
+			WithStatus(acv1alpha1.WidgetStatus().WithEndpoint("10.0.0.1")), client.FieldOwner("networking"))).To(Succeed())
+		obs := getWidget(ctx, key)
+		endpoint := fieldpath.MakePathOrDie("status", "endpoint")
+		fresh, _ := newApplierCounted(ssa.WithConflictPolicy("summary",
+			conflicts.TakeDeclared(conflicts.Declaration{Paths: []fieldpath.Path{endpoint}})))
+		setEndpoint := func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+			widgets.Status(ac).WithEndpoint("10.0.0.2")
+			return nil
+		}
+
+		By("a dry run whose first entry takes networking's endpoint by force, and whose second is networking's")
+		dry := batcher.New(fresh)
+		Expect(batcher.Status(dry, obs, "summary", setEndpoint)).To(Succeed())
+		Expect(batcher.Status(dry, obs, "networking", widgets.SetCondition("Healthy", metav1.ConditionTrue, "Ok"))).To(Succeed())
+		results, err := dry.DryRun(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(results).To(HaveLen(2))
+		Expect(results[0].Result.Taken).To(ConsistOf(HaveField("Manager", "networking")))
+		answer, ok := results[0].Result.Object.(*v1alpha1.Widget)
+		Expect(ok).To(BeTrue())
+		Expect(answer.ResourceVersion).To(Equal(obs.ResourceVersion),
+			"the second entry was built on an answer at the stored resourceVersion, where networking owns no endpoint")
+		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(obs.ResourceVersion))
+
+		By("networking's real Flush on the stored object still starts from what it owns there")
+		b := batcher.New(fresh)
+		Expect(batcher.Status(b, obs, "networking", widgets.SetCondition("Healthy", metav1.ConditionTrue, "Ok"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		after := getWidget(ctx, key)
+		Expect(after.Status.Endpoint).To(Equal("10.0.0.1"),
+			"remembering the answer's ownership at that resourceVersion would have released the endpoint, and the API server deleted it")
+		Expect(widgets.Conditions(after)).To(Equal(widgets.CS("Healthy", "True")))
 	})
 
 	It("runs under ctrlbatch.Wrap: the reconcile's batch compares and writes nothing", func(ctx context.Context) {
