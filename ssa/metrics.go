@@ -60,7 +60,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		shadowEntries: counter("statusapply_shadow_entries_total",
 			"Shadow-mode entries compared with the live object by a dry run, by outcome: agreed, diverged or failed.", shadowLabels),
 		shadowDivergences: counter("statusapply_shadow_divergences_total",
-			"Conditions and fields a shadow-mode entry would change on the live object, one per compared entry.", divergenceLabels),
+			"Conditions and fields shadow-mode entries would change on the live object, once per compared entry and label set.", divergenceLabels),
 	}
 	if reg == nil {
 		return m, nil
@@ -171,7 +171,7 @@ const (
 //
 //   - a condition: ConditionType is its type; Field is "" when the whole
 //     condition would be added or removed, else the name of one differing
-//     field ("status", "reason", "message", "observedGeneration");
+//     field, such as "status", "reason", "message" or "observedGeneration";
 //   - any other field: ConditionType is ""; Field is the field's path cut
 //     after its second field name and before any list key or value, such as
 //     ".status.phase", ".status.plan" or ".metadata.labels";
@@ -182,8 +182,8 @@ type DivergenceLabels struct {
 
 // RecordShadow counts one compared shadow-mode entry of t in
 // statusapply_shadow_entries_total, and each of its diverging items in
-// statusapply_shadow_divergences_total. Batches in shadow mode call it once
-// per entry they compare.
+// statusapply_shadow_divergences_total (the caller passes each label set
+// once). Batches in shadow mode call it once per entry they compare.
 func (a *Applier) RecordShadow(t Target, outcome ShadowOutcome, diverged []DivergenceLabels) {
 	a.metrics.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
 		"outcome": string(outcome)}).Inc()
