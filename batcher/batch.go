@@ -34,6 +34,7 @@ type Batch struct {
 	applier     *ssa.Applier
 	concurrency int
 	onResult    func(ssa.Target, ssa.Result, error)
+	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
@@ -72,7 +73,8 @@ func WithConcurrency(n int) Option {
 
 // WithResultHook calls fn after every entry a Flush processes, with what the
 // apply did (sent or skipped, fields yielded or taken) or its error. fn is
-// called from Flush's goroutines and must be safe for concurrent use.
+// called from Flush's goroutines and must be safe for concurrent use. In
+// shadow mode (WithShadow) nothing is applied and fn is not called.
 func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
 	return func(b *Batch) { b.onResult = fn }
 }
@@ -170,7 +172,9 @@ func (b *Batch) FlushInto(ctx context.Context, errp *error) {
 // (see WithConcurrency) and each object's entries in order. Entries that were
 // applied, or needed no apply, are cleared; failed ones stay queued. The error
 // joins every entry's error, each naming its target; errors.Is and errors.As
-// (apierrors.IsNotFound, conflicts classification) work through it.
+// (apierrors.IsNotFound, conflicts classification) work through it. In
+// shadow mode (WithShadow) Flush writes nothing and reports divergence
+// instead.
 func (b *Batch) Flush(ctx context.Context) error {
 	return b.flush(ctx, nil)
 }
@@ -247,7 +251,9 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	wg.Wait()
 	if dryRun == nil {
 		b.compact()
-		b.recordPending(work)
+		if b.shadow == nil {
+			b.recordPending(work)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -282,6 +288,9 @@ type entryWork struct {
 
 // flushObject sends one object's entries in order and records each result.
 func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
+	if dryRun == nil && b.shadow != nil {
+		return b.shadowObject(ctx, w)
+	}
 	var errs []error
 	observed := w.observed
 	incarnation := observed.GetUID()
@@ -328,6 +337,27 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, err)
 			mainFailed = mainFailed || t.Subresource == ssa.MainResource
 		}
+	}
+	return errors.Join(errs...)
+}
+
+// shadowObject compares one object's entries with the live object (see
+// WithShadow): each a dry run built on the batch's observation, none
+// affecting another.
+func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
+	var errs []error
+	for _, ew := range w.entries {
+		t := ew.entry.target
+		opts := applyOptions(ew.contribs)
+		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
+		res, err := b.applier.Apply(ctx, t, w.observed, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		if err := b.shadowEntry(ctx, t, res, err); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		b.mu.Lock()
+		ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
 }

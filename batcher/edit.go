@@ -217,9 +217,16 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 	return nil, false
 }
 
-// relevant keeps the paths the target's subresource writes: status for the
-// status subresource; everything else but system metadata for the object.
+// relevant keeps the paths the target's subresource writes (see
+// subresourcePaths).
 func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
+	return subresourcePaths(e.target.Subresource, set)
+}
+
+// subresourcePaths keeps the paths of set that an apply to sub writes: status
+// for the status subresource; everything else but system metadata for the
+// object.
+func subresourcePaths(sub ssa.Subresource, set *fieldpath.Set) *fieldpath.Set {
 	out := fieldpath.NewSet()
 	set.Iterate(func(p fieldpath.Path) {
 		if len(p) == 0 || p[0].FieldName == nil {
@@ -227,7 +234,7 @@ func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
 		}
 		top := *p[0].FieldName
 		switch {
-		case e.target.Subresource == ssa.StatusSubresource:
+		case sub == ssa.StatusSubresource:
 			if top == "status" {
 				out.Insert(p)
 			}

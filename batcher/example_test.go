@@ -102,3 +102,66 @@ func ExampleBatch_FlushInto() {
 	fmt.Println(err, w.Status.Conditions[0].Type, w.Status.Conditions[0].Reason)
 	// Output: <nil> Ready ReplicasReady
 }
+
+// A team moving a status function from merge patches to statusapply runs the
+// new writer in shadow mode beside the legacy one: its batch writes nothing
+// and reports where it would write something else. Once the divergence has
+// stayed at zero, shadow is turned off and the new writer writes.
+func ExampleWithShadow() {
+	var (
+		ctx     = context.Background()
+		applier *ssa.Applier     // the process's Applier
+		w       *v1alpha1.Widget // as the reconcile observed it
+		shadow  = true           // a flag, flipped once divergence stays at zero
+	)
+	var opts []batcher.Option
+	if shadow {
+		opts = append(opts, batcher.WithShadow(batcher.Shadow{
+			OnDivergence: func(_ context.Context, d batcher.Divergence) {
+				fmt.Println(d.Target, "would change", d)
+			},
+		}))
+	}
+	b := batcher.New(applier, opts...)
+	_ = batcher.Status(b, w, "widgets-readiness", setReady)
+	// In shadow mode: one dry run, compared with the live object, and nothing
+	// written; the divergence is also logged and counted in
+	// statusapply_shadow_divergences_total.
+	_ = b.Flush(ctx)
+}
+
+// Compare is the comparison shadow mode makes between the live object and a
+// dry run's answer: only what the apply changes, on its subresource, with a
+// condition's lastTransitionTime and system metadata left out.
+func ExampleCompare() {
+	scheme := runtime.NewScheme()
+	_ = v1alpha1.AddToScheme(scheme)
+	ready := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: "up",
+		LastTransitionTime: metav1.Unix(1700000000, 0)}
+	live := &v1alpha1.Widget{
+		ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "demo", ResourceVersion: "41"},
+		Status:     v1alpha1.WidgetStatus{Phase: "Running", Conditions: []metav1.Condition{ready}},
+	}
+	result := live.DeepCopy()
+	result.Status.Conditions[0].Reason = "ReplicasReady"                        // a reason of its own
+	result.Status.Conditions[0].LastTransitionTime = metav1.Unix(1700000001, 0) // not divergence
+	result.Status.Conditions = append(result.Status.Conditions, metav1.Condition{Type: "Healthy",
+		Status: metav1.ConditionUnknown, Reason: "Probing", Message: "probing", LastTransitionTime: metav1.Unix(1700000001, 0)})
+	result.Status.Phase = "Ready"
+
+	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "demo", Name: "w1",
+		Subresource: ssa.StatusSubresource, Manager: "widgets-readiness"}
+	d, err := batcher.Compare(applyconfiguration.NewTypeConverter(scheme), target, live, result)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, c := range d.Conditions {
+		fmt.Println(c.Type, c.Change, c.Fields)
+	}
+	fmt.Println(d)
+	// Output:
+	// Healthy added []
+	// Ready changed [reason]
+	// condition Healthy: absent -> present (status "Unknown", reason "Probing", message "probing"); condition Ready: reason "Up" -> "ReplicasReady"; .status.phase: "Running" -> "Ready"
+}

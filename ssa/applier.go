@@ -59,6 +59,13 @@ type Result struct {
 	// observed object (possibly read again) when nothing was sent. It has the
 	// observed object's Go type.
 	Object client.Object
+	// Observed is the object the last attempt's intent was built on: the
+	// observation given to Apply, or the object read again from the API
+	// server (for a missing managedFields or a guarded retry, as
+	// unstructured content). A guarded apply that was sent was applied by
+	// the API server to exactly this object: its resourceVersion was the
+	// precondition.
+	Observed client.Object
 	// Sent is false when the intent changed nothing and no request was made.
 	Sent bool
 	// Intent is the apply configuration sent last, as JSON; nil when nothing
@@ -68,7 +75,8 @@ type Result struct {
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
 	Yielded []conflicts.Conflict
-	// Taken are the contested fields a TakeDeclared policy forced.
+	// Taken are the contested fields a TakeDeclared policy forced, or that
+	// an AsOwner dry run forced.
 	Taken []conflicts.Conflict
 }
 
@@ -110,6 +118,10 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 		client: c, cfg: cfg, tc: TypeConverters(converters...), metrics: m, owned: newOwnedCache(cfg.ownedCacheSize),
 	}, nil
 }
+
+// EventRecorder is the recorder WithEventRecorder set, or nil: batches record
+// their own Events (shadow-mode divergence) through it.
+func (a *Applier) EventRecorder() conflicts.EventRecorder { return a.cfg.recorder }
 
 // TypeConverter is the combined schema source of the Applier: every kind it
 // can apply. It is public so that code working beside the Applier uses the
@@ -160,8 +172,14 @@ type applyRun struct {
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
 	o := (&ApplyOptions{}).ApplyOptions(opts)
+	policy := a.policy(t.Manager, *o)
+	if o.AsOwner {
+		// Conflicts are forced in resolve; a yielding policy would leave
+		// contested fields out before the request.
+		policy = conflicts.Fail()
+	}
 	return &applyRun{
-		Applier: a, t: t, build: b, opts: *o, policy: a.policy(t.Manager, *o), labels: a.metrics.labels(t),
+		Applier: a, t: t, build: b, opts: *o, policy: policy, labels: a.metrics.labels(t),
 		logger: log.FromContext(ctx), backoff: a.cfg.backoff,
 		res: Result{Object: observed},
 	}
@@ -179,6 +197,9 @@ func (r *applyRun) check() error {
 	}
 	if r.build.Func == nil {
 		return invalidf("no build function")
+	}
+	if r.opts.AsOwner && !r.opts.DryRun {
+		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
 }
@@ -200,11 +221,11 @@ func (r *applyRun) fail(err error) (Result, error) {
 // object changed and is to be rebuilt against the fresh read it left in
 // r.res.Object.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
-	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.labels)
+	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.labels, !r.opts.DryRun)
 	if err != nil {
 		return false, err
 	}
-	r.res.Object = obs
+	r.res.Object, r.res.Observed = obs, obs
 	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
 	if err != nil {
 		return false, err
@@ -251,15 +272,17 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 		// longer known: a timeout may have applied the intent.
 		r.forget(r.t, obs)
 	}
-	if apierrors.IsConflict(sendErr) {
+	if apierrors.IsConflict(sendErr) && !r.opts.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
-		if err := r.resolve(ctx, r.t, in, obs, &r.res, r.policy, sendErr, r.opts.DryRun); err != nil {
+		if err := r.resolve(ctx, r.t, in, obs, &r.res, r.policy, sendErr, r.opts); err != nil {
 			return false, err
 		}
-		r.metrics.applies.With(r.labels).Inc()
+		if !r.opts.DryRun {
+			r.metrics.applies.With(r.labels).Inc()
+		}
 		return false, nil
 	case conflicts.ClassStale:
 		return r.staleRetry(ctx, obs, sendErr)
@@ -288,7 +311,9 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 	if r.backoff.Steps <= 1 {
 		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
 	}
-	r.metrics.retries.With(r.labels).Inc()
+	if !r.opts.DryRun {
+		r.metrics.retries.With(r.labels).Inc()
+	}
 	r.debug("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)
 	if err := sleep(ctx, r.backoff.Step()); err != nil {
 		return false, errors.Join(err, sendErr)

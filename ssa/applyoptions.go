@@ -27,10 +27,22 @@ type ApplyOptions struct {
 	Policy *conflicts.Policy
 	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
 	// server checks, merges and answers with the object it would store, and
-	// stores nothing. What the manager owns is not remembered from it.
+	// stores nothing. The Applier remembers nothing from a dry run, neither
+	// from its answer nor from the observation, and a dry run counts in no
+	// metric but the request latency and the reads it makes.
 	// batcher.Batch.DryRun sets it; there is no option value for it because a
 	// batch entry is dry-run as a whole or not at all.
 	DryRun bool
+	// AsOwner, with DryRun, asks what the intent would make of the object if
+	// the manager owned every field it states: a dry run that meets a
+	// field-manager conflict is sent again, still as a dry run, with
+	// ForceOwnership, whatever the conflict policy (which is not consulted,
+	// and yields nothing), and Result.Taken lists the contested fields and
+	// their owners instead of an error. Shadow mode (batcher.WithShadow)
+	// compares that answer with the live object. Apply refuses AsOwner
+	// without DryRun: statusapply forces a write only for a TakeDeclared
+	// policy's declared fields.
+	AsOwner bool
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -56,6 +68,9 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	}
 	if o.DryRun {
 		target.DryRun = true
+	}
+	if o.AsOwner {
+		target.AsOwner = true
 	}
 }
 

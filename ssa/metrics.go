@@ -22,6 +22,9 @@ type metrics struct {
 	reads     *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	pending   *prometheus.GaugeVec
+	// Shadow mode: entries compared by outcome, and what diverged.
+	shadowEntries     *prometheus.CounterVec
+	shadowDivergences *prometheus.CounterVec
 }
 
 // Conflict classes, the values of statusapply_conflicts_total's class label.
@@ -32,8 +35,10 @@ const (
 )
 
 var (
-	objectLabels   = []string{"manager", "group", "kind"}
-	conflictLabels = []string{"manager", "group", "kind", "class"}
+	objectLabels     = []string{"manager", "group", "kind"}
+	conflictLabels   = []string{"manager", "group", "kind", "class"}
+	shadowLabels     = []string{"manager", "group", "kind", "outcome"}
+	divergenceLabels = []string{"manager", "group", "kind", "condition_type", "field", "change"}
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -52,6 +57,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "statusapply_pending_entries",
 			Help: "Entries the last Flush that wrote for a manager and kind left queued (failed or held back).",
 		}, objectLabels),
+		shadowEntries: counter("statusapply_shadow_entries_total",
+			"Shadow-mode entries compared with the live object by a dry run, by outcome: agreed, diverged or failed.", shadowLabels),
+		shadowDivergences: counter("statusapply_shadow_divergences_total",
+			"Conditions and fields shadow-mode entries would change on the live object, once per compared entry and label set.", divergenceLabels),
 	}
 	if reg == nil {
 		return m, nil
@@ -76,6 +85,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return nil, err
 	}
 	if m.pending, err = register(reg, m.pending); err != nil {
+		return nil, err
+	}
+	if m.shadowEntries, err = register(reg, m.shadowEntries); err != nil {
+		return nil, err
+	}
+	if m.shadowDivergences, err = register(reg, m.shadowDivergences); err != nil {
 		return nil, err
 	}
 	return m, nil
@@ -131,5 +146,49 @@ func (a *Applier) RecordPending(flushed, pending []Target) {
 	}
 	for k, n := range counts {
 		a.metrics.pending.With(prometheus.Labels{"manager": k[0], "group": k[1], "kind": k[2]}).Set(float64(n))
+	}
+}
+
+// ShadowOutcome is how the comparison of one shadow-mode entry ended: the
+// outcome label of statusapply_shadow_entries_total.
+type ShadowOutcome string
+
+const (
+	// ShadowAgreed means the entry's apply would change nothing on the live
+	// object that counts as divergence (or would not be sent at all).
+	ShadowAgreed ShadowOutcome = "agreed"
+	// ShadowDiverged means it would change at least one condition or field.
+	ShadowDiverged ShadowOutcome = "diverged"
+	// ShadowFailed means the entry could not be compared (its mutators failed,
+	// its input was invalid, or the dry run failed other than on a conflict).
+	ShadowFailed ShadowOutcome = "failed"
+)
+
+// DivergenceLabels are the labels of one diverging item in
+// statusapply_shadow_divergences_total, besides the target's manager, group
+// and kind. Every value comes from the schema or the writer's condition
+// types, never from field values, so the series stay bounded:
+//
+//   - a condition: ConditionType is its type; Field is "" when the whole
+//     condition would be added or removed, else the name of one differing
+//     field, such as "status", "reason", "message" or "observedGeneration";
+//   - any other field: ConditionType is ""; Field is the field's path cut
+//     after its second field name and before any list key or value, such as
+//     ".status.phase", ".status.plan" or ".metadata.labels";
+//   - Change is "added", "removed" or "changed".
+type DivergenceLabels struct {
+	ConditionType, Field, Change string
+}
+
+// RecordShadow counts one compared shadow-mode entry of t in
+// statusapply_shadow_entries_total, and each of its diverging items in
+// statusapply_shadow_divergences_total (the caller passes each label set
+// once). Batches in shadow mode call it once per entry they compare.
+func (a *Applier) RecordShadow(t Target, outcome ShadowOutcome, diverged []DivergenceLabels) {
+	a.metrics.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
+		"outcome": string(outcome)}).Inc()
+	for _, d := range diverged {
+		a.metrics.shadowDivergences.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
+			"condition_type": d.ConditionType, "field": d.Field, "change": d.Change}).Inc()
 	}
 }

@@ -134,15 +134,21 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 // *conflicts.Error, or re-sends the intent without the contested fields
 // (Yield), or forces it when every contested field is declared
 // (TakeDeclared). Each decision is recorded as an event when a recorder is
-// set.
-func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error, dryRun bool) error {
+// set. An AsOwner dry run forces every conflict and records no event: it
+// decides nothing.
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
 		return conflictErr
 	}
+	dryRun := opts.DryRun
 	d := policy.Decide(cerr.Conflicts)
-	conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
+	if opts.AsOwner {
+		d = conflicts.Decision{Action: conflicts.ActionForce, Conflicts: cerr.Conflicts}
+	} else {
+		conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
+	}
 	var (
 		resp client.Object
 		err  error
@@ -173,7 +179,11 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs clien
 			return err
 		}
 		res.Taken = d.Conflicts
-		log.FromContext(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+		if opts.AsOwner {
+			log.FromContext(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
+		} else {
+			log.FromContext(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+		}
 	default:
 		cerr.Conflicts = d.Conflicts
 		return cerr

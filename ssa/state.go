@@ -19,13 +19,20 @@ import (
 // it is based on: observed itself, or the object read again from the API
 // server when observed carries no managedFields and the Applier does not
 // remember its resourceVersion (see owned.go for when a remembered state
-// serves).
-func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels) (*ownedState, client.Object, error) {
-	return a.ownedStateOf(ctx, t, observed, labels, false)
+// serves). With remember false (a dry run) a remembered state is used but
+// nothing is remembered: an observation passed on from a dry run's answer
+// carries the stored resourceVersion with content that was never stored.
+func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, remember bool) (*ownedState, client.Object, error) {
+	return a.ownedStateOf(ctx, t, observed, labels, remember, false)
 }
 
-func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, reread bool) (*ownedState, client.Object, error) {
+func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, remember, reread bool) (*ownedState, client.Object, error) {
 	key := ownedKey{uid: observed.GetUID(), manager: t.Manager, sub: t.Subresource}
+	put := func(st *ownedState) {
+		if remember {
+			a.owned.put(key, st)
+		}
+	}
 	rv := observed.GetResourceVersion()
 	prev := a.owned.get(key)
 	if prev != nil && rv != "" && prev.rv == rv {
@@ -42,7 +49,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		if err != nil {
 			return nil, nil, err
 		}
-		return a.ownedStateOf(ctx, t, fresh, labels, true)
+		return a.ownedStateOf(ctx, t, fresh, labels, remember, true)
 	}
 	raw, found, err := appliedEntry(observed, t.Manager, t.Subresource)
 	if err != nil {
@@ -50,7 +57,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	}
 	if !found {
 		st := &ownedState{rv: rv, content: map[string]any{}}
-		a.owned.put(key, st)
+		put(st)
 		return st, observed, nil
 	}
 	// Both the value check and the extraction read observed as unstructured
@@ -66,7 +73,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		}
 		if same {
 			st := prev.at(rv)
-			a.owned.put(key, st)
+			put(st)
 			return st, observed, nil
 		}
 	}
@@ -75,7 +82,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
 	st := &ownedState{rv: rv, entry: raw, content: content}
-	a.owned.put(key, st)
+	put(st)
 	return st, observed, nil
 }
 

@@ -214,3 +214,20 @@ func TestIdentifyRefusesUnknownKinds(t *testing.T) {
 		})
 	}
 }
+
+// AsOwner forces the apply it resends: it is refused, before any request,
+// outside a dry run.
+func TestAsOwnerOnlyForDryRuns(t *testing.T) {
+	a, c, applies := countingApplier(t)
+	obj, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
+	build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
+		return unstructured.SetNestedField(intent.Object, "Running", "status", "phase")
+	}}
+	_, err := a.Apply(context.Background(), target, obj, build, &ssa.ApplyOptions{AsOwner: true})
+	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "AsOwner") {
+		t.Fatalf("AsOwner without DryRun: %v", err)
+	}
+	if n := applies.Load(); n != 0 {
+		t.Fatalf("%d applies sent", n)
+	}
+}

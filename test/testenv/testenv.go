@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -102,6 +103,9 @@ func Start(opts Options) (*Env, error) {
 		Scheme:                scheme,
 		CRDs:                  crds,
 		BinaryAssetsDirectory: dir,
+		// envtest's default of 20 s is too short for a kube-apiserver
+		// starting on a busy 2-core machine (several suites at once).
+		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
 	if opts.APIServerCertDir != "" {
 		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: opts.APIServerCertDir}
