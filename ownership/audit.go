@@ -609,7 +609,7 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	for _, w := range r.ActiveLegacyWriters {
 		v.Notes = append(v.Notes, fmt.Sprintf(
 			"legacy writer %s wrote %s within %s: switch it to apply (or stop it) before migrating, "+
-				"or its next write takes its fields back", w.Manager, countOf(w.Objects), r.Window.Duration))
+				"or its next write takes its fields back", w.Manager, countOf(w.Objects), ShortDuration(r.Window.Duration)))
 	}
 	if n := r.Untracked.Objects; n > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf(
@@ -707,6 +707,19 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 		v.Flags = p.MigrateFlags()
 	}
 	return v
+}
+
+// ShortDuration renders d as time.Duration does, without zero minutes and
+// seconds: 24h, 1h30m, 90s.
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // countOf renders a number of objects.
