@@ -482,7 +482,9 @@ func (a *auditor) add(obj metav1.Object) {
 			for _, f := range fields {
 				addTo(a.applyFields, f, e.Manager)
 			}
-		case t.legacy:
+		case t.legacy && len(types)+len(fields) > 0:
+			// A legacy entry left with nothing in status (before-first-apply
+			// keeping only metadata and spec) has nothing to hand over.
 			a.legacyNames.Insert(e.Manager)
 			for _, c := range types {
 				addTo(a.legacyConditions, c, e.Manager)

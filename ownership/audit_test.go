@@ -191,6 +191,11 @@ func TestAuditVerdict(t *testing.T) {
 			entry("wa", apply, "status", applyA))},
 		flags: []string{},
 	}, {
+		name: "before-first-apply left with metadata and spec only has nothing to hand over",
+		objs: []metav1.Object{named("w1", entry(BeforeFirstApplyManager, update, "", createSpec),
+			entry("wa", apply, "status", applyA))},
+		flags: []string{},
+	}, {
 		name: "a legacy writer that applies under its own name is upgraded to itself",
 		objs: []metav1.Object{
 			named("w1", entry("ctl", update, "status", legacyAB)),
