@@ -291,12 +291,28 @@ func sortedUnique(s []string) []string {
 // decides nothing.
 func (o *Ownership) IsContainer(p fieldpath.Path) bool {
 	for _, e := range o.Entries {
-		below := Subtree(e.Fields, p)
-		if below.Size() > 1 || (below.Size() == 1 && !below.Has(p)) {
+		if ownsBelow(e.Fields, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// ownsBelow reports whether s has a member strictly below p, walking to p's
+// node without copying anything.
+func ownsBelow(s *fieldpath.Set, p fieldpath.Path) bool {
+	if s == nil || len(p) == 0 {
+		return false
+	}
+	cur := s
+	for _, pe := range p {
+		child, ok := cur.Children.Get(pe)
+		if !ok {
+			return false
+		}
+		cur = child
+	}
+	return !cur.Empty()
 }
 
 // OtherStatusFields lists, sorted by path, the status fields outside
