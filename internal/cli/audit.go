@@ -83,6 +83,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 		exitCode bool
 	)
 	out := newOutputFlags()
+	out.noNames = true
 	cmd := &cobra.Command{
 		Use:               "audit TYPE",
 		Short:             "Summarise who writes what in the status of every object of a kind, and the migrate flags still needed",

@@ -250,4 +250,15 @@ func TestCompletion(t *testing.T) {
 	if err != nil || !strings.Contains(stdout, "jsonpath") || !strings.Contains(stdout, "wide") {
 		t.Fatalf("-o completion: error %v, output\n%s", err, stdout)
 	}
+	// audit: formats without name (it prints no objects), types only, never files.
+	stdout, _, err = runRoot(t, "__complete", "audit", "widgets", "-o", "")
+	if err != nil || !strings.Contains(stdout, "yaml") || strings.Contains(stdout, "\nname\n") {
+		t.Fatalf("audit -o completion: error %v, output\n%s", err, stdout)
+	}
+	for _, args := range [][]string{{"audit", ""}, {"audit", "widgets", ""}} {
+		stdout, _, err = runRoot(t, append([]string{"__complete", "--kubeconfig", "does-not-exist"}, args...)...)
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(stdout), ":4") {
+			t.Fatalf("%v completion: error %v, output\n%s (want no file completion, :4)", args, err, stdout)
+		}
+	}
 }
