@@ -235,9 +235,10 @@ func migrateCommand(binary, resourceArg string, doc auditOutput, allNamespaces b
 // shellQuote quotes s for a POSIX shell when it holds anything but letters,
 // digits and -_.,/=:@.
 func shellQuote(s string) string {
-	safe := s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,/=:@", r))
-	})
+	plain := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.,/=:@", r)
+	}
+	safe := s != "" && !strings.ContainsFunc(s, func(r rune) bool { return !plain(r) })
 	if safe {
 		return s
 	}
