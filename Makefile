@@ -88,6 +88,10 @@ bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.m
 bench-quick: envtest ## A quick subset of the benchmarks; writes only bench/results/.
 	cd bench && BENCH=1 BENCH_QUICK=1 BENCH_COMMAND='make bench-quick' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 20m .
 
+.PHONY: bench-audit
+bench-audit: envtest ## Measure the fleet audit on 1000 Widgets (wall time, peak heap); writes only bench/results/.
+	cd bench && BENCH_AUDIT=1 $(GO) test -run '^TestAuditBenchmark$$' -v -count=1 -timeout 30m .
+
 .PHONY: demo
 demo: envtest ## The main job: statusapply against an embedded API server, step by step.
 	$(GO) run ./cmd/statusapply demo

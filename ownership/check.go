@@ -158,17 +158,7 @@ func holdsOnly(holders map[string]bool, manager string) bool {
 // statusConditionTypes lists the types in obj's .status.conditions, read
 // from its content; for objects without managedFields only.
 func statusConditionTypes(obj metav1.Object) []string {
-	var content map[string]any
-	switch o := any(obj).(type) {
-	case *unstructured.Unstructured:
-		content = o.Object
-	case runtime.Object:
-		var err error
-		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(o); err != nil {
-			return nil
-		}
-	}
-	list, _, _ := unstructured.NestedSlice(content, "status", "conditions")
+	list, _, _ := unstructured.NestedSlice(contentOf(obj), "status", "conditions")
 	var out []string
 	for _, item := range list {
 		if m, ok := item.(map[string]any); ok {
@@ -178,4 +168,21 @@ func statusConditionTypes(obj metav1.Object) []string {
 		}
 	}
 	return out
+}
+
+// contentOf returns obj as unstructured content: the object itself for an
+// *unstructured.Unstructured, a converted copy for typed objects, nil when
+// it cannot be converted.
+func contentOf(obj metav1.Object) map[string]any {
+	switch o := any(obj).(type) {
+	case *unstructured.Unstructured:
+		return o.Object
+	case runtime.Object:
+		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil
+		}
+		return content
+	}
+	return nil
 }

@@ -283,3 +283,85 @@ func sortedUnique(s []string) []string {
 	slices.Sort(s)
 	return slices.Compact(s)
 }
+
+// IsContainer reports whether some entry owns a field strictly below p, so
+// that p is a parent (.status, a list, a struct) whose members carry the
+// ownership that matters. A merge patch that set one condition records
+// .status and .status.conditions as its own too; owning such a container
+// decides nothing.
+func (o *Ownership) IsContainer(p fieldpath.Path) bool {
+	for _, e := range o.Entries {
+		if ownsBelow(e.Fields, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownsBelow reports whether s has a member strictly below p, walking to p's
+// node without copying anything.
+func ownsBelow(s *fieldpath.Set, p fieldpath.Path) bool {
+	if s == nil || len(p) == 0 {
+		return false
+	}
+	cur := s
+	for _, pe := range p {
+		child, ok := cur.Children.Get(pe)
+		if !ok {
+			return false
+		}
+		cur = child
+	}
+	return !cur.Empty()
+}
+
+// OtherStatusFields lists, sorted by path, the status fields outside
+// .status.conditions that e (an entry of o) owns: leaves of its field set,
+// never .status itself nor a container whose members some entry owns.
+func (o *Ownership) OtherStatusFields(e Entry) []fieldpath.Path {
+	var out []fieldpath.Path
+	conditions := ConditionsPath()
+	e.StatusFields().Leaves().Iterate(func(p fieldpath.Path) {
+		if len(p) < 2 || hasPrefix(p, conditions) || o.IsContainer(p) {
+			return
+		}
+		out = append(out, p.Copy())
+	})
+	slices.SortFunc(out, fieldpath.Path.Compare)
+	return out
+}
+
+// OwnsWholeConditionsList reports whether e owns .status.conditions as one
+// value: the list is atomic in the CRD schema. When some entry of o owns
+// conditions by type, the list is a map-list and owning it means owning an
+// empty container, not the whole list.
+func (o *Ownership) OwnsWholeConditionsList(e Entry) bool {
+	return !o.IsContainer(ConditionsPath()) && e.Owns(ConditionsPath())
+}
+
+// IsKubernetesComponent reports whether manager is a field manager of
+// Kubernetes itself (kube-apiserver, kube-controller-manager,
+// kube-scheduler, cloud-controller-manager, kubelet). They write status
+// with Update on the status subresource, but they are not legacy writers of
+// anyone's controller: nothing will ever apply in their place, so reports
+// and migration plans leave them alone.
+func IsKubernetesComponent(manager string) bool {
+	switch manager {
+	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet":
+		return true
+	}
+	return false
+}
+
+// hasPrefix reports whether p is prefix or lies below it.
+func hasPrefix(p, prefix fieldpath.Path) bool {
+	if len(p) < len(prefix) {
+		return false
+	}
+	for i := range prefix {
+		if !p[i].Equals(prefix[i]) {
+			return false
+		}
+	}
+	return true
+}

@@ -409,3 +409,23 @@ func sameOwnership(a, b []metav1.ManagedFieldsEntry) (bool, error) {
 func deepCopy[T runtime.Object](obj T) T {
 	return obj.DeepCopyObject().(T)
 }
+
+// MigrateFlags spells the plan as the flags of the statusapply migrate
+// command, in a fixed order: --condition TYPE=MANAGER by type, then --from
+// LEGACY=MANAGER by legacy manager, then --release-shared. Each flag and
+// its value are separate elements, ready for exec or a shell (names with
+// shell metacharacters need quoting; see strconv.Quote). The command's own
+// parser turns them back into p.
+func (p Plan) MigrateFlags() []string {
+	var out []string
+	for _, t := range slices.Sorted(maps.Keys(p.Conditions)) {
+		out = append(out, "--condition", t+"="+p.Conditions[t])
+	}
+	for _, from := range slices.Sorted(maps.Keys(p.Managers)) {
+		out = append(out, "--from", from+"="+p.Managers[from])
+	}
+	if p.ReleaseShared {
+		out = append(out, "--release-shared")
+	}
+	return out
+}

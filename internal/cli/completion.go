@@ -80,6 +80,17 @@ func completeObjects(cluster *clusterAccess) cobra.CompletionFunc {
 	}
 }
 
+// completeTypes completes the one TYPE argument of a command that takes a
+// resource type only (audit) from the cluster.
+func completeTypes(cluster *clusterAccess) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return resourceTypes(cluster), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
 // resourceTypes lists the plural names of the types the server can list.
 func resourceTypes(cluster *clusterAccess) []string {
 	if cluster.check() != nil {

@@ -103,22 +103,8 @@ func (f *objectFlags) selectObjects(cluster *clusterAccess, args []string) (*sel
 	if err != nil {
 		return nil, withExitCode(exitUsage, err)
 	}
-	b, err := cluster.builder()
+	r, ns, err := f.result(cluster, args)
 	if err != nil {
-		return nil, err
-	}
-	ns, err := cluster.namespace()
-	if err != nil {
-		return nil, err
-	}
-	r := b.NamespaceParam(ns).DefaultNamespace().AllNamespaces(f.allNamespaces).
-		LabelSelectorParam(f.selector).
-		ResourceTypeOrNameArgs(true, args...).
-		RequestChunksOf(f.chunkSize).
-		RequireObject(false).
-		ContinueOnError().
-		Do()
-	if err := r.Err(); err != nil {
 		return nil, err
 	}
 	s := &selection{Named: named, namespace: ns, allNamespaces: f.allNamespaces, selector: f.selector}
@@ -156,6 +142,32 @@ func (f *objectFlags) selectObjects(cluster *clusterAccess, args []string) (*sel
 	}
 	s.ListErr = err
 	return s, nil
+}
+
+// result builds the cli-runtime resource builder's result for args and
+// the flags, after check, and returns it with the namespace it reads from
+// (unless -A). Nothing has been read yet: visiting the result lists the
+// objects, one --chunk-size page per visit.
+func (f *objectFlags) result(cluster *clusterAccess, args []string) (*resource.Result, string, error) {
+	b, err := cluster.builder()
+	if err != nil {
+		return nil, "", err
+	}
+	ns, err := cluster.namespace()
+	if err != nil {
+		return nil, "", err
+	}
+	r := b.NamespaceParam(ns).DefaultNamespace().AllNamespaces(f.allNamespaces).
+		LabelSelectorParam(f.selector).
+		ResourceTypeOrNameArgs(true, args...).
+		RequestChunksOf(f.chunkSize).
+		RequireObject(false).
+		ContinueOnError().
+		Do()
+	if err := r.Err(); err != nil {
+		return nil, "", err
+	}
+	return r, ns, nil
 }
 
 // add records one object read from the server.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,6 +57,9 @@ const (
 type outputFlags struct {
 	print     *genericclioptions.PrintFlags
 	noHeaders bool
+	// noNames leaves -o name out of the formats offered, for commands that
+	// print a summary rather than objects; set it before addFlags.
+	noNames bool
 }
 
 // newOutputFlags returns unbound flags; addFlags binds them.
@@ -65,7 +69,11 @@ func newOutputFlags() *outputFlags {
 
 // formats lists the -o values besides the default table.
 func (o *outputFlags) formats() []string {
-	return append([]string{"wide"}, o.print.AllowedFormats()...)
+	out := append([]string{"wide"}, o.print.AllowedFormats()...)
+	if o.noNames {
+		out = slices.DeleteFunc(out, func(f string) bool { return f == "name" })
+	}
+	return out
 }
 
 // addFlags registers the output flags on cmd.

@@ -36,24 +36,11 @@ func (v objectRefView) ref() ownership.ObjectRef {
 	return ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: v.Kind}, Namespace: v.Namespace, Name: v.Name}
 }
 
-// kubernetesComponents are the field managers of Kubernetes itself. They
-// write status with Update on the status subresource (the API server for a
-// CRD's conditions and accepted names, the controller manager for a
-// Deployment's replicas), but they are not legacy writers of anyone's
-// controller: nothing will ever apply in their place.
-var kubernetesComponents = []string{
-	"kube-apiserver",
-	"kube-controller-manager",
-	"kube-scheduler",
-	"cloud-controller-manager",
-	"kubelet",
-}
-
 // legacy reports whether e is a legacy writer to show as such: an Update on
 // the status subresource or before-first-apply (ownership.Entry.Legacy), not
-// written by a Kubernetes component.
+// written by a Kubernetes component (ownership.IsKubernetesComponent).
 func legacy(e ownership.Entry) bool {
-	return e.Legacy() && !slices.Contains(kubernetesComponents, e.Manager)
+	return e.Legacy() && !ownership.IsKubernetesComponent(e.Manager)
 }
 
 // ownershipView is an object's status ownership in the shape both the table
@@ -112,12 +99,11 @@ func viewOf(o *ownership.Ownership) ownershipView {
 	}
 	// A map-list's entries own their items; an entry that owns only the
 	// list itself then owns an empty container, not the whole list.
-	mapList := isContainer(o, ownership.ConditionsPath())
 	for _, e := range o.Entries {
-		v.Managers = append(v.Managers, entryView(o, e, mapList))
+		v.Managers = append(v.Managers, entryView(o, e))
 	}
 	for _, s := range o.SharedStatusFields() {
-		if isContainer(o, s.Path) {
+		if o.IsContainer(s.Path) {
 			continue
 		}
 		v.SharedStatusFields = append(v.SharedStatusFields, sharedView{
@@ -129,18 +115,17 @@ func viewOf(o *ownership.Ownership) ownershipView {
 	return v
 }
 
-// entryView converts one entry of o; mapList says whether some entry owns
-// conditions by type, so that owning .status.conditions itself is not owning
-// an atomic list.
-func entryView(o *ownership.Ownership, e ownership.Entry, mapList bool) managerView {
+// entryView converts one entry of o.
+func entryView(o *ownership.Ownership, e ownership.Entry) managerView {
 	m := managerView{
-		Manager:           e.Manager,
-		Operation:         string(e.Operation),
-		Subresource:       e.Subresource,
-		APIVersion:        e.APIVersion,
-		Legacy:            legacy(e),
-		Conditions:        e.ConditionTypes(),
-		OtherStatusFields: []string{},
+		Manager:             e.Manager,
+		Operation:           string(e.Operation),
+		Subresource:         e.Subresource,
+		APIVersion:          e.APIVersion,
+		Legacy:              legacy(e),
+		Conditions:          e.ConditionTypes(),
+		WholeConditionsList: o.OwnsWholeConditionsList(e),
+		OtherStatusFields:   []string{},
 	}
 	if m.Conditions == nil {
 		m.Conditions = []string{}
@@ -148,43 +133,11 @@ func entryView(o *ownership.Ownership, e ownership.Entry, mapList bool) managerV
 	if !e.Time.IsZero() {
 		m.Time = e.Time.UTC().Format(time.RFC3339)
 	}
-	m.WholeConditionsList = !mapList && e.Owns(ownership.ConditionsPath())
-	// A merge patch that set one condition records .status and
-	// .status.conditions as its own too ("." in the field set): containers,
-	// not fields to show.
-	e.StatusFields().Leaves().Iterate(func(p fieldpath.Path) {
-		if len(p) < 2 || hasPrefix(p, ownership.ConditionsPath()) || isContainer(o, p) {
-			return
-		}
+	for _, p := range o.OtherStatusFields(e) {
 		m.OtherStatusFields = append(m.OtherStatusFields, p.String())
-	})
+	}
 	slices.Sort(m.OtherStatusFields)
 	return m
-}
-
-// hasPrefix reports whether p is prefix or lies below it.
-func hasPrefix(p, prefix fieldpath.Path) bool {
-	if len(p) < len(prefix) {
-		return false
-	}
-	for i := range prefix {
-		if !p[i].Equals(prefix[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// isContainer reports whether some entry owns a field strictly below p, so
-// that p is a parent whose members carry the ownership that matters.
-func isContainer(o *ownership.Ownership, p fieldpath.Path) bool {
-	for _, e := range o.Entries {
-		below := ownership.Subtree(e.Fields, p)
-		if below.Size() > 1 || (below.Size() == 1 && !below.Has(p)) {
-			return true
-		}
-	}
-	return false
 }
 
 // conditionOf returns the condition type when p lies at or below

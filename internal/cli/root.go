@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/klog/v2"
@@ -25,6 +26,7 @@ for controllers whose objects have several status writers, each applying its
 own fields with server-side apply.
 
   owners      who owns which condition type and status field, legacy writers marked
+  audit       who writes what across every object of a kind, and the migrate flags still needed
   lint        CRD schemas that make status writers conflict (CI-friendly exit code)
   migrate     hand status ownership from legacy writers to apply managers
   demo        a walk-through on an embedded API server, or on a cluster
@@ -36,8 +38,8 @@ Cluster commands take the usual kubeconfig flags (--kubeconfig, --context,
 widget/w1, widgets.demo.statusapply.io, -l app=web, -A.
 
 Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get.
-Exit codes, the same for every command: 0 clean, 1 findings (lint) or changes
-under --exit-code (migrate), 2 usage and tool errors.
+Exit codes, the same for every command: 0 clean, 1 findings (lint; audit under
+--exit-code) or changes under --exit-code (migrate), 2 usage and tool errors.
 
 kubectl plugin: put a binary named kubectl-statusapply on PATH, for example
   go install github.com/statusapply/statusapply/cmd/kubectl-statusapply@latest
@@ -61,6 +63,7 @@ func NewRootCommand() *cobra.Command {
 	cluster.addFlags(root.PersistentFlags())
 	root.AddCommand(
 		newOwnersCommand(cluster),
+		newAuditCommand(cluster, time.Now),
 		newLintCommand(cluster),
 		newMigrateCommand(cluster),
 		newDemoCommand(cluster),
@@ -84,7 +87,7 @@ func NewPluginCommand() *cobra.Command {
 // Exit codes, the same for every command.
 const (
 	exitOK       = 0
-	exitFindings = 1 // lint error findings, or changes a dry run would make under --exit-code
+	exitFindings = 1 // lint error findings, audit findings under --exit-code, or changes a dry run would make under --exit-code
 	exitUsage    = 2 // bad flags or arguments, plans that match nothing, and every other failure
 )
 

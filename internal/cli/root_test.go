@@ -32,7 +32,7 @@ func runRoot(t *testing.T, args ...string) (stdout, stderr string, err error) {
 
 func TestRootCommands(t *testing.T) {
 	root := NewRootCommand()
-	for _, name := range []string{"demo", "owners", "lint", "migrate", "version", "completion"} {
+	for _, name := range []string{"demo", "owners", "audit", "lint", "migrate", "version", "completion"} {
 		if c, _, err := root.Find([]string{name}); err != nil || c.Name() != name {
 			t.Errorf("no %s command: %v", name, err)
 		}
@@ -42,7 +42,7 @@ func TestRootCommands(t *testing.T) {
 			t.Errorf("no --%s flag", flag)
 		}
 	}
-	for _, cmd := range []string{"owners", "migrate"} {
+	for _, cmd := range []string{"owners", "audit", "migrate"} {
 		c, _, _ := root.Find([]string{cmd})
 		for _, flag := range []string{"output", "no-headers", "chunk-size", "selector", "all-namespaces", "template"} {
 			if c.Flags().Lookup(flag) == nil {
@@ -148,6 +148,12 @@ func TestUsageErrorsBeforeConnecting(t *testing.T) {
 		{args: []string{"migrate", "widgets", "--from", "a=b", "--concurrency", "0"}, want: "--concurrency 0"},
 		{args: []string{"migrate"}, want: "requires at least 1 arg"},
 		{args: []string{"owners", "widget/a", "b"}, want: "give every argument as TYPE/NAME"},
+		{args: []string{"audit"}, want: "accepts 1 arg"},
+		{args: []string{"audit", "widgets", "w1"}, want: "accepts 1 arg"},
+		{args: []string{"audit", "widget/w1"}, want: "audit takes a resource type, not objects"},
+		{args: []string{"audit", "widgets", "-o", "name"}, want: "-o name is not supported"},
+		{args: []string{"audit", "widgets", "--window", "0s"}, want: "--window 0s"},
+		{args: []string{"audit", "widgets", "--chunk-size", "-1"}, want: "--chunk-size -1"},
 		{args: []string{"owners", "widgets", "w1", "-A"}, want: "across all namespaces"},
 		{args: []string{"owners", "widgets", "w1", "-l", "app=web"}, want: "--selector applies to lists"},
 		{args: []string{"owners", "widgets", "-l", "app in (web"}, want: "--selector"},
@@ -243,5 +249,16 @@ func TestCompletion(t *testing.T) {
 	stdout, _, err := runRoot(t, "__complete", "owners", "widgets", "-o", "")
 	if err != nil || !strings.Contains(stdout, "jsonpath") || !strings.Contains(stdout, "wide") {
 		t.Fatalf("-o completion: error %v, output\n%s", err, stdout)
+	}
+	// audit: formats without name (it prints no objects), types only, never files.
+	stdout, _, err = runRoot(t, "__complete", "audit", "widgets", "-o", "")
+	if err != nil || !strings.Contains(stdout, "yaml") || strings.Contains(stdout, "\nname\n") {
+		t.Fatalf("audit -o completion: error %v, output\n%s", err, stdout)
+	}
+	for _, args := range [][]string{{"audit", ""}, {"audit", "widgets", ""}} {
+		stdout, _, err = runRoot(t, append([]string{"__complete", "--kubeconfig", "does-not-exist"}, args...)...)
+		if err != nil || !strings.HasSuffix(strings.TrimSpace(stdout), ":4") {
+			t.Fatalf("%v completion: error %v, output\n%s (want no file completion, :4)", args, err, stdout)
+		}
 	}
 }
