@@ -18,6 +18,10 @@ import (
 // It is managedfields.ExtractInto for any kind the converter knows, typed or
 // unstructured. Callers must first make sure observed carries managedFields
 // (see ownership.HasManagedFields): without them every manager owns nothing.
+//
+// Errors wrap ErrInvalidInput: an entry whose field set does not decode (also
+// wrapping ownership.ErrBadManagedFields), or an object that does not match
+// its kind's schema.
 func Owned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
 	raw, found, err := appliedEntry(observed, manager, sub)
 	if err != nil || !found {
@@ -36,11 +40,11 @@ func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstruct
 	}
 	tv, err := tc.ObjectToTyped(observed, typed.AllowDuplicates)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
 	m, ok := tv.ExtractItems(set.Leaves()).AsValue().Unstructured().(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("the owned fields are a %T, not an object", tv.AsValue().Unstructured())
+		return nil, invalidf("the owned fields are a %T, not an object", tv.AsValue().Unstructured())
 	}
 	return m, nil
 }

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // What a field manager owns is remembered between applies, because reading it
@@ -208,6 +210,9 @@ func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byt
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
 			continue
 		}
+		if err := checkFieldsType(manager, mf.FieldsType); err != nil {
+			return nil, false, err
+		}
 		if mf.FieldsV1 == nil {
 			return []byte{}, true, nil
 		}
@@ -225,27 +230,41 @@ func appliedEntryUnstructured(u *unstructured.Unstructured, manager string, sub 
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || s != string(sub) {
 			continue
 		}
+		ft, _ := mf["fieldsType"].(string)
+		if err := checkFieldsType(manager, ft); err != nil {
+			return nil, false, err
+		}
 		fields, ok := mf["fieldsV1"]
 		if !ok || fields == nil {
 			return []byte{}, true, nil
 		}
 		raw, err := json.Marshal(fields)
 		if err != nil {
-			return nil, false, fmt.Errorf("encoding the managed fields of %q: %w", manager, err)
+			return nil, false, fmt.Errorf("%w: %w: encoding the managed fields of %q: %w", ErrInvalidInput, ownership.ErrBadManagedFields, manager, err)
 		}
 		return raw, true, nil
 	}
 	return nil, false, nil
 }
 
-// decodeFieldSet decodes a managedFields entry's fieldsV1.
+// checkFieldsType refuses an entry whose fields are not FieldsV1, the one
+// format the API server writes, as ownership.Inspect does.
+func checkFieldsType(manager, fieldsType string) error {
+	if fieldsType != "" && fieldsType != "FieldsV1" {
+		return fmt.Errorf("%w: %w: managed fields of %q: unsupported fieldsType %q", ErrInvalidInput, ownership.ErrBadManagedFields, manager, fieldsType)
+	}
+	return nil
+}
+
+// decodeFieldSet decodes a managedFields entry's fieldsV1. Its errors wrap
+// ErrInvalidInput and ownership.ErrBadManagedFields.
 func decodeFieldSet(raw []byte) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}
 	if len(raw) == 0 {
 		return set, nil
 	}
 	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("decoding managed fields: %w", err)
+		return nil, fmt.Errorf("%w: %w: decoding fieldsV1: %w", ErrInvalidInput, ownership.ErrBadManagedFields, err)
 	}
 	return set, nil
 }
