@@ -19,18 +19,28 @@ var conditionsPath = field.NewPath("status", "conditions")
 
 // validateCondition is the one check of a metav1.Condition, shared by
 // SetCondition and by the check of every intent at Apply, so that both refuse
-// exactly what the API server refuses: the rules are apimachinery's own
-// (metav1validation.ValidateCondition), not a copy. readErrs are the fields
+// what the API server refuses: the rules are apimachinery's own
+// (metav1validation.ValidateCondition, which the API server runs for built-in
+// kinds), not a copy, plus the one limit of metav1.Condition's schema (what
+// the API server checks for a CRD) those rules miss: a type of at most 316
+// bytes. The check accepts exactly what both accept; where the two differ it
+// is the stricter (a type's name part of at most 63 bytes, a message of at
+// most 32768 bytes rather than characters), so that a condition it accepts is
+// valid on any kind that uses metav1.Condition. readErrs are the fields
 // that could not be read at all (a wrong type, an unparsable time); they
 // replace what the rules would say about the same fields, which would only be
 // "Required" for a value that is there. Errors wrap ErrInvalidInput and name
 // the condition type and the field.
 func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	errs := readErrs
-	for _, e := range metav1validation.ValidateCondition(cond, conditionsPath.Key(cond.Type)) {
+	at := conditionsPath.Key(cond.Type)
+	for _, e := range metav1validation.ValidateCondition(cond, at) {
 		if !hasErrorAt(readErrs, e.Field) {
 			errs = append(errs, e)
 		}
+	}
+	if len(cond.Type) > maxConditionType && !hasErrorAt(errs, at.Child("type").String()) {
+		errs = append(errs, field.TooLong(at.Child("type"), "", maxConditionType))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -212,6 +222,12 @@ func (v *validNames) remember(cond metav1.Condition) {
 		v.names["r:"+cond.Reason] = struct{}{}
 	}
 }
+
+// maxConditionType is the longest type metav1.Condition's schema allows (its
+// +kubebuilder:validation:MaxLength, in every CRD generated from it).
+// ValidateCondition alone allows 317 bytes: a 253-byte prefix, "/" and a
+// 63-byte name.
+const maxConditionType = 316
 
 // maxConditionMessage is the longest message metav1validation.ValidateCondition accepts.
 const maxConditionMessage = 32768

@@ -60,9 +60,9 @@ func FuzzValidateFieldManager(f *testing.F) {
 //     metav1.Condition (what a typed reader does) and passes Apply's own
 //     check of unstructured conditions, so that SetCondition never lets
 //     through what Apply or the API server refuses;
-//   - a refused condition is refused by metav1validation.ValidateCondition,
-//     the rules the package claims to apply, or cannot be encoded as JSON
-//     the API server reads.
+//   - a refused condition is refused by metav1validation.ValidateCondition
+//     or by the Widget CRD's validation, or cannot be encoded as JSON the API
+//     server reads: the check accepts what both accept.
 func FuzzSetCondition(f *testing.F) {
 	f.Add("", uint8(0), "Ready", uint8(1), "True", "Up", uint8(1), "up", uint16(1), int64(3), int64(1767323045))
 	f.Add("example.com", uint8(1), "Synced", uint8(1), "False", "NotYet", uint8(1), "", uint16(0), int64(0), int64(0))
@@ -105,8 +105,9 @@ func FuzzSetCondition(f *testing.F) {
 			if cond.ObservedGeneration == 0 {
 				cond.ObservedGeneration = generation
 			}
-			if len(metav1validation.ValidateCondition(cond, field.NewPath("c"))) == 0 && encodable(cond.LastTransitionTime) {
-				t.Fatalf("SetCondition refused %+v (%v), which ValidateCondition accepts", cond, err)
+			if len(metav1validation.ValidateCondition(cond, field.NewPath("c"))) == 0 && encodable(cond.LastTransitionTime) &&
+				len(server.validateConditions(unstructuredConditions(t, []metav1.Condition{cond}))) == 0 {
+				t.Fatalf("SetCondition refused %+v (%v), which ValidateCondition and the API server accept", cond, err)
 			}
 			return
 		}
@@ -131,6 +132,21 @@ func FuzzSetCondition(f *testing.F) {
 	})
 }
 
+// unstructuredConditions encodes conds as a typed client sends them and
+// decodes them as the API server reads a custom resource.
+func unstructuredConditions(t *testing.T, conds []metav1.Condition) []any {
+	t.Helper()
+	raw, err := json.Marshal(conds)
+	if err != nil {
+		t.Fatalf("encoding %+v: %v", conds, err)
+	}
+	var items []any
+	if err := utiljson.Unmarshal(raw, &items); err != nil {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	return items
+}
+
 // encodable reports whether a lastTransitionTime survives its JSON encoding
 // (metav1.Time prints RFC 3339, which has four-digit years only).
 func encodable(t metav1.Time) bool {
@@ -152,9 +168,9 @@ func encodable(t metav1.Time) bool {
 //     validation), and a typed reader decodes into metav1.Condition values
 //     that metav1validation.ValidateConditions accepts;
 //   - conversely, conditions that the API server accepts and that pass
-//     ValidateConditions (the rules the package claims to apply; stricter
-//     than the CRD's schema for a type's name part and a message's length in
-//     bytes) are accepted.
+//     ValidateConditions (stricter than the CRD's schema for a type's name
+//     part and a message's length in bytes; the CRD's is stricter for a
+//     type's whole length) are accepted.
 func FuzzConditionItems(f *testing.F) {
 	for _, items := range [][]any{
 		{condition("Ready", nil), condition("example.com/Synced", nil)},
@@ -178,6 +194,10 @@ func FuzzConditionItems(f *testing.F) {
 		{condition("Ready", nil), condition("Ready", map[string]any{"status": "False"})},
 		{"Ready"},
 		{condition("Ready", map[string]any{"unknown": "pruned"})},
+		{condition(strings.Repeat("a", 253)+"/"+strings.Repeat("b", 63), nil)},
+		{condition(strings.Repeat("b", 64), nil)},
+		{condition("Ready", map[string]any{"message": strings.Repeat("é", 16385)})},
+		{condition("Ready", map[string]any{"lastTransitionTime": "2026-01-02t03:04:05z"})},
 	} {
 		raw, err := json.Marshal(items)
 		if err != nil {
