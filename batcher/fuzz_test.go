@@ -35,10 +35,10 @@ import (
 func FuzzEditDiff(f *testing.F) {
 	for _, seed := range [][]byte{
 		{},
-		{0, 2, 1, 0, 3, 1, 2, 0},                         // two conditions, then an edit setting one
-		{4, 1, 2, 1, 2, 3, 0, 1, 1, 5, 1, 2, 0, 0, 9},    // a plan, then its removal
-		{3, 0, 1, 2, 6, 0, 0, 0, 6, 1, 0, 0, 5, 0, 1, 7}, // reorders
-		{2, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8},             // scalar edits, some to the same value
+		{0, 2, 1, 0, 3, 1, 2, 0},
+		{4, 1, 2, 1, 2, 3, 0, 1, 1, 5, 1, 2, 0, 0, 9},
+		{3, 0, 1, 2, 6, 0, 0, 0, 6, 1, 0, 0, 5, 0, 1, 7},
+		{2, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8},
 		{255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
 	} {
 		f.Add(seed)
