@@ -11,6 +11,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/utils/ptr"
 )
 
@@ -41,6 +42,10 @@ func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	}
 	if len(cond.Type) > maxConditionType && !hasErrorAt(errs, at.Child("type").String()) {
 		errs = append(errs, field.TooLong(at.Child("type"), "", maxConditionType))
+	}
+	if !printable(cond.LastTransitionTime) {
+		errs = append(errs, field.Invalid(at.Child("lastTransitionTime"), cond.LastTransitionTime.UTC().Format(time.RFC3339),
+			"must be in the years 0000 to 9999, which RFC 3339 can print"))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -198,7 +203,8 @@ func (v *validNames) known(cond metav1.Condition) bool {
 	default:
 		return false
 	}
-	if cond.LastTransitionTime.IsZero() || cond.ObservedGeneration < 0 || len(cond.Message) > maxConditionMessage {
+	if cond.LastTransitionTime.IsZero() || !printable(cond.LastTransitionTime) || cond.ObservedGeneration < 0 ||
+		len(cond.Message) > maxConditionMessage {
 		return false
 	}
 	v.mu.RLock()
@@ -223,6 +229,15 @@ func (v *validNames) remember(cond metav1.Condition) {
 	}
 }
 
+// printable reports whether t, a lastTransitionTime, survives its JSON
+// encoding: metav1.Time prints RFC 3339, which has four-digit years, and a
+// year outside 0000 to 9999 prints as a string the API server refuses (and
+// metav1.Time cannot read back).
+func printable(t metav1.Time) bool {
+	y := t.UTC().Year()
+	return t.IsZero() || 0 <= y && y <= 9999
+}
+
 // maxConditionType is the longest type metav1.Condition's schema allows (its
 // +kubebuilder:validation:MaxLength, in every CRD generated from it).
 // ValidateCondition alone allows 317 bytes: a 253-byte prefix, "/" and a
@@ -233,8 +248,10 @@ const maxConditionType = 316
 const maxConditionMessage = 32768
 
 // conditionFrom reads a condition from unstructured content. A field of the
-// wrong type, or a lastTransitionTime that is not RFC 3339 (the format
-// metav1.Time decodes), is reported in errs and left zero.
+// wrong type, or a lastTransitionTime that is not a date-time both for the
+// API server (its format check, strfmt.IsDateTime) and for metav1.Time (RFC
+// 3339 as time.Parse reads it, which also takes forms the API server refuses,
+// such as a one-digit hour), is reported in errs and left zero.
 func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorList) {
 	typ, typeOK := m["type"].(string)
 	at := conditionsPath.Key(typ)
@@ -277,7 +294,7 @@ func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorLis
 	}
 	if s := str("lastTransitionTime"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
+		if err != nil || !strfmt.IsDateTime(s) {
 			errs = append(errs, field.Invalid(at.Child("lastTransitionTime"), s, "must be an RFC 3339 time"))
 		} else {
 			cond.LastTransitionTime = metav1.NewTime(t)

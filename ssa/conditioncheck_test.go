@@ -63,6 +63,10 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{"status.conditions[Ready].lastTransitionTime: Required value"}},
 		{"unparsable lastTransitionTime", []any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})},
 			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: \"yesterday\": must be an RFC 3339 time"}},
+		// Found by FuzzConditionItems (testdata/fuzz/FuzzConditionItems/2fac2af7e174c2c7):
+		// time.Parse takes a one-digit hour, the API server's date-time check does not.
+		{"one-digit hour", []any{condition("Ready", map[string]any{"lastTransitionTime": "2026-01-02T3:04:05Z"})},
+			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: \"2026-01-02T3:04:05Z\": must be an RFC 3339 time"}},
 		{"lastTransitionTime of the wrong type", []any{condition("Ready", map[string]any{"lastTransitionTime": int64(5)})},
 			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: 5: must be a string"}},
 		{"negative observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": int64(-1)})},
