@@ -109,3 +109,55 @@ func FuzzInspect(f *testing.F) {
 		}
 	})
 }
+
+// FuzzInspectEntries decodes arbitrary bytes as the fieldsV1 of a typed
+// entry (a typed object keeps them raw, as read from JSON or protobuf).
+// Properties: no panic; a refusal is an *ObjectError wrapping
+// ErrBadManagedFields; an accepted field set survives a JSON round trip, and
+// the entry's derived views (condition types, status fields, owners of each
+// leaf) are consistent with it.
+func FuzzInspectEntries(f *testing.F) {
+	for _, seed := range []string{legacyAB, applyB, applyR, createSpec, `{}`, `null`, `{"f:status":`, `{"x:status":{}}`, `[]`,
+		`{"f:status":{"f:conditions":{"k:{\"type\":1}":{}}}}`, `{"f:a":{"v:\"x\"":{}},"f:b":{"i:3":{}}}`} {
+		f.Add([]byte(seed), "FieldsV1")
+	}
+	f.Add([]byte(applyB), "FieldsV2")
+	f.Add([]byte(nil), "")
+	f.Fuzz(func(t *testing.T, raw []byte, fieldsType string) {
+		mf := metav1.ManagedFieldsEntry{Manager: "m", Operation: apply, Subresource: StatusSubresource, FieldsType: fieldsType}
+		if raw != nil {
+			mf.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+		}
+		ref := ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}
+		o, err := InspectEntries(ref, []metav1.ManagedFieldsEntry{mf})
+		if err != nil {
+			var oe *ObjectError
+			if !errors.As(err, &oe) || oe.Object != ref || !errors.Is(err, ErrBadManagedFields) {
+				t.Fatalf("InspectEntries: %v, want an *ObjectError wrapping ErrBadManagedFields", err)
+			}
+			return
+		}
+		e := o.Entries[0]
+		out, err := e.Fields.ToJSON()
+		if err != nil {
+			t.Fatalf("encoding %v: %v", e.Fields, err)
+		}
+		back := &fieldpath.Set{}
+		if err := back.FromJSON(bytes.NewReader(out)); err != nil || !back.Equals(e.Fields) {
+			t.Fatalf("%s decodes to %v (%v), not %v", out, back, err, e.Fields)
+		}
+		if !e.Fields.Difference(e.StatusFields()).Intersection(Subtree(e.Fields, StatusPath())).Empty() {
+			t.Fatalf("StatusFields %v misses status fields of %v", e.StatusFields(), e.Fields)
+		}
+		e.Fields.Leaves().Iterate(func(p fieldpath.Path) {
+			if len(o.Owners(p)) != 1 {
+				t.Fatalf("the owners of %v are %v", p, o.Owners(p))
+			}
+		})
+		for _, typ := range e.ConditionTypes() {
+			if len(o.ConditionOwners(typ)) != 1 {
+				t.Fatalf("condition %q is owned by %v", typ, o.ConditionOwners(typ))
+			}
+		}
+	})
+}

@@ -397,10 +397,11 @@ func exactNumber(v any) *big.Rat {
 //     entry itself does not decode, ownership.ErrBadManagedFields too;
 //   - Owned finds the entry exactly when ownership.AppliedFields does, and
 //     fails whenever AppliedFields cannot decode it;
-//   - the remembered state is sound: when valuesMatch says the later object
-//     still holds the extracted values (so that the state serves again
-//     without extracting), extracting from the later object gives the same
-//     content;
+//   - the remembered state is sound: when the extraction is complete (it
+//     holds every field of the entry, the condition for reuse) and valuesMatch
+//     says the later object still holds the extracted values (so that the
+//     state serves again without extracting), extracting from the later
+//     object gives the same content;
 //   - what Owned extracts is on the object: valuesMatch holds between the two,
 //     unless the entry names fields the schema does not have (the API server
 //     never writes such an entry; extraction then yields nulls, and the miss
@@ -470,6 +471,13 @@ func FuzzOwned(f *testing.F) {
 		}
 		if !Unchanged(again, owned) {
 			t.Fatalf("extracting again gave %v, not %v", again, owned)
+		}
+		raw, err := json.Marshal(set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, complete, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw); err != nil || !complete {
+			return // the state is not reused at another resourceVersion
 		}
 		laterObj := widgetWithEntry(later, set, manager)
 		if !valuesMatch(ks.schema, ks.typeRef, owned, ownership.WithoutManagedFields(laterObj).Object) {

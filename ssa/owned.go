@@ -35,7 +35,11 @@ import (
 //     still equal the remembered ones. The value check stays because the
 //     entry's timestamp has one-second resolution: another process using the
 //     same manager name, or an apply whose response never arrived, can leave
-//     an identical entry with new values.
+//     an identical entry with new values. It can only see fields the
+//     remembered content holds, so a state extracted from an object that
+//     lacked a field of the entry (a typed object leaves out an omitempty
+//     zero value) is never reused at another resourceVersion: the field could
+//     have come back with a new value.
 //   - After a successful apply the state is what was applied, at the
 //     response's resourceVersion and entry. Errors, timeouts and guarded
 //     retries drop the state, so the next apply reads managedFields again.
@@ -58,6 +62,9 @@ type ownedKey struct {
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
+	// complete is set when content holds every field of entry, the
+	// condition for reusing the state at another resourceVersion.
+	complete bool
 
 	mu      sync.Mutex
 	content map[string]any // owned values without identity; nil until needed
@@ -125,7 +132,8 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &ownedState{rv: rv, entry: s.entry, content: s.content, body: s.body, forms: make(map[reflect.Type]*acForm, len(s.forms))}
+	out := &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body,
+		forms: make(map[reflect.Type]*acForm, len(s.forms))}
 	for k, v := range s.forms {
 		out.forms[k] = v
 	}
