@@ -126,7 +126,8 @@ func FuzzInspectEntries(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw []byte, fieldsType string) {
 		mf := metav1.ManagedFieldsEntry{Manager: "m", Operation: apply, Subresource: StatusSubresource, FieldsType: fieldsType}
 		if raw != nil {
-			mf.FieldsV1 = &metav1.FieldsV1{Raw: raw}
+			mf.FieldsV1 = &metav1.FieldsV1{}
+			mf.FieldsV1.SetRawBytes(raw)
 		}
 		ref := ObjectRef{Kind: "Widget", Namespace: "ns", Name: "w"}
 		o, err := InspectEntries(ref, []metav1.ManagedFieldsEntry{mf})

@@ -77,7 +77,7 @@ func TestInspectUnreadableUnstructuredEntries(t *testing.T) {
 			if tc.inspect == nil && err != nil || tc.inspect != nil && !errors.Is(err, tc.inspect) {
 				t.Fatalf("Inspect: %v, want %v", err, tc.inspect)
 			}
-			if tc.inspect == ErrBadManagedFields && errors.Is(err, ErrNoManagedFields) {
+			if errors.Is(tc.inspect, ErrBadManagedFields) && errors.Is(err, ErrNoManagedFields) {
 				t.Fatalf("Inspect: %v also says there are no managedFields", err)
 			}
 			_, _, err = AppliedFields(tc.obj, "b", "status")
