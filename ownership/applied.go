@@ -14,7 +14,9 @@ import (
 // subresource ("" for the main resource, "status"), reading obj's content
 // directly. It is what an apply needs on every call, so it decodes that one
 // entry only, where Inspect (and Unstructured.GetManagedFields) decode them
-// all. found is false when the manager has no such entry.
+// all. found is false when the manager has no such entry. An entry that cannot
+// be read (a fieldsType other than FieldsV1, a fieldsV1 that is not a field
+// set) is an error wrapping ErrBadManagedFields, as Inspect reports it.
 func AppliedFields(obj *unstructured.Unstructured, manager, subresource string) (set *fieldpath.Set, found bool, err error) {
 	entries, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields")
 	list, _ := entries.([]any)
@@ -24,17 +26,20 @@ func AppliedFields(obj *unstructured.Unstructured, manager, subresource string) 
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || sub != subresource {
 			continue
 		}
+		if ft, _ := mf["fieldsType"].(string); ft != "" && ft != fieldsV1Type {
+			return nil, false, fmt.Errorf("%w: managed fields of %q: unsupported fieldsType %q", ErrBadManagedFields, manager, ft)
+		}
 		fields, ok := mf["fieldsV1"]
 		if !ok || fields == nil {
 			return fieldpath.NewSet(), true, nil
 		}
 		raw, err := json.Marshal(fields)
 		if err != nil {
-			return nil, false, fmt.Errorf("encoding the managed fields of %q: %w", manager, err)
+			return nil, false, fmt.Errorf("%w: encoding the managed fields of %q: %w", ErrBadManagedFields, manager, err)
 		}
 		set := &fieldpath.Set{}
 		if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
-			return nil, false, fmt.Errorf("decoding the managed fields of %q: %w", manager, err)
+			return nil, false, fmt.Errorf("%w: decoding the managed fields of %q: %w", ErrBadManagedFields, manager, err)
 		}
 		return set, true, nil
 	}

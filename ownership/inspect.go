@@ -8,6 +8,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
@@ -95,7 +97,40 @@ type Ownership struct {
 // mistake a stripped object for one whose managers own nothing. An entry that
 // does not decode is an error too, wrapping ErrBadManagedFields.
 func Inspect(obj metav1.Object) (*Ownership, error) {
-	return InspectEntries(RefOf(obj), obj.GetManagedFields())
+	ref := RefOf(obj)
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		mfs, err := managedFieldsOf(u)
+		if err != nil {
+			return nil, &ObjectError{Object: ref, Op: "inspecting", Err: err}
+		}
+		return InspectEntries(ref, mfs)
+	}
+	return InspectEntries(ref, obj.GetManagedFields())
+}
+
+// managedFieldsOf decodes u's managedFields. Unstructured.GetManagedFields
+// returns nil when one entry does not decode, which would make an object with
+// unreadable entries pass for one read from a cache that strips them
+// (ErrNoManagedFields, whose remedy, reading the object again, cannot help).
+// A list item that is not a managedFields entry is ErrBadManagedFields; a
+// managedFields that is not a list at all counts as none, as HasManagedFields
+// says.
+func managedFieldsOf(u *unstructured.Unstructured) ([]metav1.ManagedFieldsEntry, error) {
+	v, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	items, _ := v.([]any)
+	out := make([]metav1.ManagedFieldsEntry, 0, len(items))
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%w: entry %d is a %T, not an object", ErrBadManagedFields, i, item)
+		}
+		var mf metav1.ManagedFieldsEntry
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &mf); err != nil {
+			return nil, fmt.Errorf("%w: entry %d: %w", ErrBadManagedFields, i, err)
+		}
+		out = append(out, mf)
+	}
+	return out, nil
 }
 
 // InspectEntries decodes managedFields that were read apart from their
@@ -116,6 +151,10 @@ func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*
 	return o, nil
 }
 
+// fieldsV1Type is the one fieldsType the API server writes, and the one this
+// package reads.
+const fieldsV1Type = "FieldsV1"
+
 // decodeEntry turns one managedFields record into an Entry.
 func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	e := Entry{
@@ -128,7 +167,7 @@ func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	if mf.Time != nil {
 		e.Time = mf.Time.Time
 	}
-	if mf.FieldsType != "" && mf.FieldsType != "FieldsV1" {
+	if mf.FieldsType != "" && mf.FieldsType != fieldsV1Type {
 		return Entry{}, fmt.Errorf("manager %s: %w: unsupported fieldsType %q", e, ErrBadManagedFields, mf.FieldsType)
 	}
 	if mf.FieldsV1 == nil {

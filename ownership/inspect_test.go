@@ -47,6 +47,52 @@ func TestInspectBadFields(t *testing.T) {
 	}
 }
 
+// An unstructured object whose managedFields hold an entry that does not
+// decode is not an object without managedFields (found by FuzzInspect's
+// properties: Unstructured.GetManagedFields drops the whole list then), and
+// AppliedFields reports what Inspect reports.
+func TestInspectUnreadableUnstructuredEntries(t *testing.T) {
+	withEntries := func(mfs ...any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
+			"metadata": map[string]any{"name": "w", "namespace": "ns", "managedFields": mfs},
+		}}
+	}
+	good := map[string]any{"manager": "b", "operation": "Apply", "subresource": "status", "fieldsType": "FieldsV1",
+		"fieldsV1": map[string]any{"f:status": map[string]any{"f:phase": map[string]any{}}}}
+	for _, tc := range []struct {
+		name    string
+		obj     *unstructured.Unstructured
+		inspect error // nil: Inspect succeeds
+		applied error // what AppliedFields(obj, "b", "status") wraps
+	}{
+		{"operation of the wrong type", withEntries(good, map[string]any{"manager": "c", "operation": int64(7)}), ErrBadManagedFields, nil},
+		{"an item that is not an entry", withEntries("not an entry", good), ErrBadManagedFields, nil},
+		{"fieldsType FieldsV2", withEntries(map[string]any{"manager": "b", "operation": "Apply", "subresource": "status",
+			"fieldsType": "FieldsV2", "fieldsV1": map[string]any{}}), ErrBadManagedFields, ErrBadManagedFields},
+		{"no entries", withEntries(), ErrNoManagedFields, nil},
+		{"readable", withEntries(good), nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Inspect(tc.obj)
+			if tc.inspect == nil && err != nil || tc.inspect != nil && !errors.Is(err, tc.inspect) {
+				t.Fatalf("Inspect: %v, want %v", err, tc.inspect)
+			}
+			if errors.Is(tc.inspect, ErrBadManagedFields) && errors.Is(err, ErrNoManagedFields) {
+				t.Fatalf("Inspect: %v also says there are no managedFields", err)
+			}
+			_, _, err = AppliedFields(tc.obj, "b", "status")
+			if tc.applied == nil && err != nil || tc.applied != nil && !errors.Is(err, tc.applied) {
+				t.Fatalf("AppliedFields: %v, want %v", err, tc.applied)
+			}
+		})
+	}
+	// The control: the accessor Inspect used before says "none".
+	if mfs := withEntries(good, "not an entry").GetManagedFields(); mfs != nil {
+		t.Fatalf("Unstructured.GetManagedFields decoded %v; the control expects it to give up", mfs)
+	}
+}
+
 func TestInspect(t *testing.T) {
 	statusOf := func(condType string) fieldpath.Path {
 		return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", condType), "status")

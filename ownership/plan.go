@@ -170,7 +170,7 @@ func encodeAll(ds []decoded) ([]metav1.ManagedFieldsEntry, error) {
 			return nil, fmt.Errorf("manager %s: encoding fields: %w", d.entry, err)
 		}
 		mf := d.raw
-		mf.FieldsType = "FieldsV1"
+		mf.FieldsType = fieldsV1Type
 		mf.FieldsV1 = &metav1.FieldsV1{}
 		mf.FieldsV1.SetRawBytes(raw)
 		out = append(out, mf)
@@ -285,7 +285,7 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 			ds = append(ds, decoded{
 				raw: metav1.ManagedFieldsEntry{
 					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
-					Time: &stamp, FieldsType: "FieldsV1", Subresource: StatusSubresource,
+					Time: &stamp, FieldsType: fieldsV1Type, Subresource: StatusSubresource,
 				},
 				entry: Entry{
 					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,

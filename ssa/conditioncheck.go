@@ -11,6 +11,7 @@ import (
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/utils/ptr"
 )
 
@@ -19,8 +20,14 @@ var conditionsPath = field.NewPath("status", "conditions")
 
 // validateCondition is the one check of a metav1.Condition, shared by
 // SetCondition and by the check of every intent at Apply, so that both refuse
-// exactly what the API server refuses: the rules are apimachinery's own
-// (metav1validation.ValidateCondition), not a copy. readErrs are the fields
+// what the API server refuses: the rules are apimachinery's own
+// (metav1validation.ValidateCondition, which the API server runs for built-in
+// kinds), not a copy, plus the one limit of metav1.Condition's schema (what
+// the API server checks for a CRD) those rules miss: a type of at most 316
+// bytes. The check accepts exactly what both accept; where the two differ it
+// is the stricter (a type's name part of at most 63 bytes, a message of at
+// most 32768 bytes rather than characters), so that a condition it accepts is
+// valid on any kind that uses metav1.Condition. readErrs are the fields
 // that could not be read at all (a wrong type, an unparsable time); they
 // replace what the rules would say about the same fields, which would only be
 // "Required" for a value that is there. Errors wrap ErrInvalidInput and name
@@ -29,11 +36,25 @@ func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	if len(readErrs) == 0 && plainlyValid(&cond) {
 		return nil
 	}
+	return checkCondition(cond, readErrs)
+}
+
+// checkCondition is validateCondition without its fast path: every rule,
+// every time.
+func checkCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	errs := readErrs
-	for _, e := range metav1validation.ValidateCondition(cond, conditionsPath.Key(cond.Type)) {
+	at := conditionsPath.Key(cond.Type)
+	for _, e := range metav1validation.ValidateCondition(cond, at) {
 		if !hasErrorAt(readErrs, e.Field) {
 			errs = append(errs, e)
 		}
+	}
+	if len(cond.Type) > maxConditionType && !hasErrorAt(errs, at.Child("type").String()) {
+		errs = append(errs, field.TooLong(at.Child("type"), "", maxConditionType))
+	}
+	if !printable(cond.LastTransitionTime) {
+		errs = append(errs, field.Invalid(at.Child("lastTransitionTime"), cond.LastTransitionTime.UTC().Format(time.RFC3339),
+			"must be in the years 0000 to 9999, which RFC 3339 can print"))
 	}
 	if len(errs) == 0 {
 		return nil
@@ -191,7 +212,8 @@ func (v *validNames) known(cond metav1.Condition) bool {
 	default:
 		return false
 	}
-	if cond.LastTransitionTime.IsZero() || cond.ObservedGeneration < 0 || len(cond.Message) > maxConditionMessage {
+	if cond.LastTransitionTime.IsZero() || !printable(cond.LastTransitionTime) || cond.ObservedGeneration < 0 ||
+		len(cond.Message) > maxConditionMessage {
 		return false
 	}
 	v.mu.RLock()
@@ -216,12 +238,29 @@ func (v *validNames) remember(cond metav1.Condition) {
 	}
 }
 
+// printable reports whether t, a lastTransitionTime, survives its JSON
+// encoding: metav1.Time prints RFC 3339, which has four-digit years, and a
+// year outside 0000 to 9999 prints as a string the API server refuses (and
+// metav1.Time cannot read back).
+func printable(t metav1.Time) bool {
+	y := t.UTC().Year()
+	return t.IsZero() || 0 <= y && y <= 9999
+}
+
+// maxConditionType is the longest type metav1.Condition's schema allows (its
+// +kubebuilder:validation:MaxLength, in every CRD generated from it).
+// ValidateCondition alone allows 317 bytes: a 253-byte prefix, "/" and a
+// 63-byte name.
+const maxConditionType = 316
+
 // maxConditionMessage is the longest message metav1validation.ValidateCondition accepts.
 const maxConditionMessage = 32768
 
 // conditionFrom reads a condition from unstructured content. A field of the
-// wrong type, or a lastTransitionTime that is not RFC 3339 (the format
-// metav1.Time decodes), is reported in errs and left zero.
+// wrong type, or a lastTransitionTime that is not a date-time both for the
+// API server (its format check, strfmt.IsDateTime) and for metav1.Time (RFC
+// 3339 as time.Parse reads it, which also takes forms the API server refuses,
+// such as a one-digit hour), is reported in errs and left zero.
 func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorList) {
 	typ, typeOK := m["type"].(string)
 	at := conditionsPath.Key(typ)
@@ -264,7 +303,7 @@ func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorLis
 	}
 	if s := str("lastTransitionTime"); s != "" {
 		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
+		if err != nil || !strfmt.IsDateTime(s) {
 			errs = append(errs, field.Invalid(at.Child("lastTransitionTime"), s, "must be an RFC 3339 time"))
 		} else {
 			cond.LastTransitionTime = metav1.NewTime(t)

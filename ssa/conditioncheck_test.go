@@ -63,6 +63,10 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{"status.conditions[Ready].lastTransitionTime: Required value"}},
 		{"unparsable lastTransitionTime", []any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})},
 			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: \"yesterday\": must be an RFC 3339 time"}},
+		// Found by FuzzConditionItems (testdata/fuzz/FuzzConditionItems/2fac2af7e174c2c7):
+		// time.Parse takes a one-digit hour, the API server's date-time check does not.
+		{"one-digit hour", []any{condition("Ready", map[string]any{"lastTransitionTime": "2026-01-02T3:04:05Z"})},
+			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: \"2026-01-02T3:04:05Z\": must be an RFC 3339 time"}},
 		{"lastTransitionTime of the wrong type", []any{condition("Ready", map[string]any{"lastTransitionTime": int64(5)})},
 			[]string{"status.conditions[Ready].lastTransitionTime: Invalid value: 5: must be a string"}},
 		{"negative observedGeneration", []any{condition("Ready", map[string]any{"observedGeneration": int64(-1)})},
@@ -79,6 +83,12 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{"status.conditions[Ready].message: Required value"}},
 		{"message too long", []any{condition("Ready", map[string]any{"message": strings.Repeat("x", 32769)})},
 			[]string{"status.conditions[Ready].message: Too long"}},
+		// Found with FuzzSetCondition's oracle: ValidateCondition allows a
+		// 317-byte type (253-byte prefix, "/", 63-byte name), the schema of
+		// metav1.Condition in a CRD 316 bytes.
+		{"type of 316 bytes", []any{condition(strings.Repeat("a", 252)+"/"+strings.Repeat("b", 63), nil)}, nil},
+		{"type of 317 bytes", []any{condition(strings.Repeat("a", 253)+"/"+strings.Repeat("b", 63), nil)},
+			[]string{"type: Too long: may not be more than 316 bytes"}},
 		{"duplicate type", []any{condition("Ready", nil), condition("Ready", map[string]any{"status": "False"})},
 			[]string{"status.conditions[Ready]: Duplicate value"}},
 		{"item not an object", []any{"Ready"}, []string{"status.conditions[0]: must be an object"}},

@@ -14,10 +14,11 @@ const (
 // the full check allocates, the conditions reconciles write all the time: a
 // type of ASCII letters and digits, a reason starting with a letter followed
 // by letters and digits, a known status, a set lastTransitionTime, a
-// non-negative observedGeneration and a message within its limit. It only
-// ever says yes to conditions metav1validation.ValidateCondition accepts
-// (a fuzz test holds it to that); for anything else it says no, and the full
-// check decides.
+// non-negative observedGeneration, a message within its limit and a time
+// RFC 3339 can print. It only
+// ever says yes to conditions the full check (checkCondition, which runs
+// metav1validation.ValidateCondition) accepts, as a fuzz test holds it to;
+// for anything else it says no, and the full check decides.
 func plainlyValid(c *metav1.Condition) bool {
 	switch c.Status {
 	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
@@ -27,7 +28,7 @@ func plainlyValid(c *metav1.Condition) bool {
 	return alphanumeric(c.Type, maxConditionNameLength) &&
 		alphanumeric(c.Reason, maxConditionReasonLength) && isLetter(c.Reason[0]) &&
 		len(c.Message) <= maxConditionMessageLength &&
-		c.ObservedGeneration >= 0 && !c.LastTransitionTime.IsZero()
+		c.ObservedGeneration >= 0 && !c.LastTransitionTime.IsZero() && printable(c.LastTransitionTime)
 }
 
 // alphanumeric reports whether s is 1 to limit ASCII letters and digits.

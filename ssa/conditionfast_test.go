@@ -40,6 +40,9 @@ func TestPlainlyValid(t *testing.T) {
 		{"a negative generation", func(c *metav1.Condition) { c.ObservedGeneration = -1 }, false},
 		{"a message too long", func(c *metav1.Condition) { c.Message = strings.Repeat("m", 32*1024+1) }, false},
 		{"a non-ASCII type", func(c *metav1.Condition) { c.Type = "Réady" }, false},
+		{"a time past the year 9999", func(c *metav1.Condition) {
+			c.LastTransitionTime = metav1.NewTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+		}, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,5 +80,8 @@ func assertPlainImpliesValid(t *testing.T, c metav1.Condition) {
 	}
 	if errs := metav1validation.ValidateCondition(c, field.NewPath("c")); len(errs) > 0 {
 		t.Fatalf("plainlyValid accepted %+v, which the API server refuses: %v", c, errs)
+	}
+	if err := checkCondition(c, nil); err != nil {
+		t.Fatalf("plainlyValid accepted %+v, which the full check refuses: %v", c, err)
 	}
 }

@@ -38,6 +38,10 @@ func TestSetCondition(t *testing.T) {
 		{"unknown status", metav1.Condition{Type: "Ready", Status: "Maybe", Reason: "Up"}, "status", ltNone, 0},
 		{"empty reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}, "reason", ltNone, 0},
 		{"bad reason", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "has spaces"}, "reason", ltNone, 0},
+		// Found with FuzzSetCondition's oracle: metav1.Time prints a year
+		// past 9999 with five digits, which the API server refuses.
+		{"lastTransitionTime past year 9999", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up",
+			LastTransitionTime: metav1.NewTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}, "lastTransitionTime", ltNone, 0},
 		{"message too long", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: strings.Repeat("x", 32769)}, "message", ltNone, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

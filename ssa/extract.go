@@ -18,29 +18,44 @@ import (
 // It is managedfields.ExtractInto for any kind the converter knows, typed or
 // unstructured. Callers must first make sure observed carries managedFields
 // (see ownership.HasManagedFields): without them every manager owns nothing.
+//
+// Errors wrap ErrInvalidInput: an entry whose field set does not decode (also
+// wrapping ownership.ErrBadManagedFields), or an object that does not match
+// its kind's schema.
 func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
 	raw, found, err := appliedEntry(observed, manager, sub)
 	if err != nil || !found {
 		return map[string]any{}, found, err
 	}
-	m, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw)
+	m, _, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw)
 	return m, err == nil, err
 }
 
 // extractFrom reads, from observed (without managedFields), the values of the
-// fields in raw, one managedFields entry's fieldsV1.
-func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstructured, raw []byte) (map[string]any, error) {
+// fields in raw, one managedFields entry's fieldsV1. complete reports whether
+// every field of the entry is on observed: a field the manager owns can be
+// absent (a typed object leaves out an omitempty zero value it was given),
+// and the content alone does not say it is owned, so only complete content
+// lets a later value check tell that nothing the manager owns changed.
+func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstructured, raw []byte) (content map[string]any, complete bool, err error) {
 	set, err := decodeFieldSet(raw)
-	if err != nil || set.Empty() {
-		return map[string]any{}, err
+	if err != nil {
+		return nil, false, err
+	}
+	if set.Empty() {
+		return map[string]any{}, true, nil
 	}
 	tv, err := tc.ObjectToTyped(observed, typed.AllowDuplicates)
 	if err != nil {
-		return nil, err
+		return nil, false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
-	m, ok := tv.ExtractItems(set.Leaves()).AsValue().Unstructured().(map[string]any)
+	leaves := set.Leaves()
+	extracted := tv.ExtractItems(leaves)
+	m, ok := extracted.AsValue().Unstructured().(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("the owned fields are a %T, not an object", tv.AsValue().Unstructured())
+		return nil, false, invalidf("the owned fields are a %T, not an object", extracted.AsValue().Unstructured())
 	}
-	return m, nil
+	present, err := extracted.ToFieldSet()
+	complete = err == nil && leaves.Difference(present).Empty()
+	return m, complete, nil
 }

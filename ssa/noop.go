@@ -6,7 +6,7 @@ import "github.com/statusapply/statusapply/internal/jsonvalue"
 // the manager owns on the observed object (from extractOwned). Identity (apiVersion,
 // kind, metadata.name, namespace, resourceVersion, uid) is ignored; everything
 // else, including a field left out, counts. Values are compared as JSON would
-// see them: numbers by value whatever their Go type, and an object that holds
+// see them: numbers by their exact value whatever their Go type, and an object that holds
 // nothing the same as an absent one.
 func unchangedIntent(intent, owned map[string]any) bool {
 	return equalContent(withoutIdentity(intent), withoutIdentity(owned))
@@ -82,9 +82,8 @@ func equalContent(a, b any) bool {
 		}
 		return b == nil
 	}
-	if x, ok := jsonvalue.Number(a); ok {
-		y, ok := jsonvalue.Number(b)
-		return ok && x == y
+	if same, numbers := jsonvalue.SameNumber(a, b); numbers {
+		return same
 	}
 	return a == b
 }

@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // What a field manager owns is remembered between applies, because reading it
@@ -33,7 +35,11 @@ import (
 //     still equal the remembered ones. The value check stays because the
 //     entry's timestamp has one-second resolution: another process using the
 //     same manager name, or an apply whose response never arrived, can leave
-//     an identical entry with new values.
+//     an identical entry with new values. It can only see fields the
+//     remembered content holds, so a state extracted from an object that
+//     lacked a field of the entry (a typed object leaves out an omitempty
+//     zero value) is never reused at another resourceVersion: the field could
+//     have come back with a new value.
 //   - After a successful apply the state is what was applied, at the
 //     response's resourceVersion and entry. Errors, timeouts and guarded
 //     retries drop the state, so the next apply reads managedFields again.
@@ -56,6 +62,9 @@ type ownedKey struct {
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
+	// complete is set when content holds every field of entry, the
+	// condition for reusing the state at another resourceVersion.
+	complete bool
 
 	mu      sync.Mutex
 	content map[string]any // owned values without identity; nil until needed
@@ -123,7 +132,8 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &ownedState{rv: rv, entry: s.entry, content: s.content, body: s.body, forms: make(map[reflect.Type]*acForm, len(s.forms))}
+	out := &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body,
+		forms: make(map[reflect.Type]*acForm, len(s.forms))}
 	for k, v := range s.forms {
 		out.forms[k] = v
 	}
@@ -208,6 +218,9 @@ func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byt
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
 			continue
 		}
+		if err := checkFieldsType(manager, mf.FieldsType); err != nil {
+			return nil, false, err
+		}
 		if mf.FieldsV1 == nil {
 			return []byte{}, true, nil
 		}
@@ -225,27 +238,41 @@ func appliedEntryUnstructured(u *unstructured.Unstructured, manager string, sub 
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || s != string(sub) {
 			continue
 		}
+		ft, _ := mf["fieldsType"].(string)
+		if err := checkFieldsType(manager, ft); err != nil {
+			return nil, false, err
+		}
 		fields, ok := mf["fieldsV1"]
 		if !ok || fields == nil {
 			return []byte{}, true, nil
 		}
 		raw, err := json.Marshal(fields)
 		if err != nil {
-			return nil, false, fmt.Errorf("encoding the managed fields of %q: %w", manager, err)
+			return nil, false, fmt.Errorf("%w: %w: encoding the managed fields of %q: %w", ErrInvalidInput, ownership.ErrBadManagedFields, manager, err)
 		}
 		return raw, true, nil
 	}
 	return nil, false, nil
 }
 
-// decodeFieldSet decodes a managedFields entry's fieldsV1.
+// checkFieldsType refuses an entry whose fields are not FieldsV1, the one
+// format the API server writes, as ownership.Inspect does.
+func checkFieldsType(manager, fieldsType string) error {
+	if fieldsType != "" && fieldsType != "FieldsV1" {
+		return fmt.Errorf("%w: %w: managed fields of %q: unsupported fieldsType %q", ErrInvalidInput, ownership.ErrBadManagedFields, manager, fieldsType)
+	}
+	return nil
+}
+
+// decodeFieldSet decodes a managedFields entry's fieldsV1. Its errors wrap
+// ErrInvalidInput and ownership.ErrBadManagedFields.
 func decodeFieldSet(raw []byte) (*fieldpath.Set, error) {
 	set := &fieldpath.Set{}
 	if len(raw) == 0 {
 		return set, nil
 	}
 	if err := set.FromJSON(bytes.NewReader(raw)); err != nil {
-		return nil, fmt.Errorf("decoding managed fields: %w", err)
+		return nil, fmt.Errorf("%w: %w: decoding fieldsV1: %w", ErrInvalidInput, ownership.ErrBadManagedFields, err)
 	}
 	return set, nil
 }

@@ -1,6 +1,7 @@
 package ssa
 
 import (
+	"errors"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestOwnedCacheIsBounded(t *testing.T) {
@@ -74,7 +76,7 @@ func TestValuesMatch(t *testing.T) {
 	}
 }
 
-func widgetSchema(t *testing.T, tc managedfields.TypeConverter) *kindSchema {
+func widgetSchema(t testing.TB, tc managedfields.TypeConverter) *kindSchema {
 	t.Helper()
 	probe := &unstructured.Unstructured{Object: map[string]any{}}
 	probe.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
@@ -83,4 +85,96 @@ func widgetSchema(t *testing.T, tc managedfields.TypeConverter) *kindSchema {
 		t.Fatal(err)
 	}
 	return &kindSchema{schema: tv.Schema(), typeRef: tv.TypeRef()}
+}
+
+// Every way Owned can fail wraps ErrInvalidInput, and an entry that cannot be
+// read wraps ownership.ErrBadManagedFields too (found by FuzzOwned's
+// properties: a field set that did not decode, or an object that did not
+// match its schema, came back bare).
+func TestOwnedErrors(t *testing.T) {
+	tc := widgetConverter(t)
+	obj := func(status, fieldsType string, fieldsV1 any) *unstructured.Unstructured {
+		content := map[string]any{"status": map[string]any{"phase": status}}
+		if status == "" {
+			content["status"] = map[string]any{"phase": int64(7)}
+		}
+		u := widgetWithEntry(content, fieldsV1, "m")
+		u.Object["metadata"].(map[string]any)["managedFields"].([]any)[1].(map[string]any)["fieldsType"] = fieldsType
+		return u
+	}
+	phase := map[string]any{"f:status": map[string]any{"f:phase": map[string]any{}}}
+	for _, c := range []struct {
+		name         string
+		obj          *unstructured.Unstructured
+		badEntry     bool
+		wantNoErrors bool
+	}{
+		{"a fieldsV1 that is not a field set", obj("Running", "FieldsV1", "not a field set"), true, false},
+		{"an unknown fieldsType", obj("Running", "FieldsV2", phase), true, false},
+		{"an object that does not match its schema", obj("", "FieldsV1", phase), false, false},
+		{"readable", obj("Running", "FieldsV1", phase), false, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, _, err := extractOwned(tc, c.obj, "m", StatusSubresource)
+			if c.wantNoErrors {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalidInput) || errors.Is(err, ownership.ErrBadManagedFields) != c.badEntry {
+				t.Fatalf("Owned: %v; want ErrInvalidInput, ErrBadManagedFields %v", err, c.badEntry)
+			}
+		})
+	}
+}
+
+// A state is reused at another resourceVersion only when its content holds
+// every field of the entry (found by FuzzOwned, testdata/fuzz/FuzzOwned/a2b38e03d03f0c49):
+// the value check cannot see an owned field the content lacks.
+func TestExtractionCompleteness(t *testing.T) {
+	tc := widgetConverter(t)
+	ks := widgetSchema(t, tc)
+	entry := []byte(`{"f:status":{"f:phase":{},"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{},"f:reason":{}}}}}`)
+	widget := func(status map[string]any) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{Object: map[string]any{"status": status}}
+		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+		u.SetName("w")
+		return u
+	}
+	condA := func(reason string) map[string]any {
+		c := map[string]any{"type": "A", "status": "True"}
+		if reason != "" {
+			c["reason"] = reason
+		}
+		return c
+	}
+	for _, c := range []struct {
+		name   string
+		status map[string]any
+		// later is the object after the missing field came back, for the
+		// control; nil when the extraction is complete.
+		later map[string]any
+	}{
+		{"every owned field there", map[string]any{"phase": "On", "conditions": []any{condA("Up")}}, nil},
+		{"the phase left out", map[string]any{"conditions": []any{condA("Up")}},
+			map[string]any{"phase": "Off", "conditions": []any{condA("Up")}}},
+		{"a condition's reason left out", map[string]any{"phase": "On", "conditions": []any{condA("")}},
+			map[string]any{"phase": "On", "conditions": []any{condA("Down")}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			content, complete, err := extractFrom(tc, widget(c.status), entry)
+			if err != nil || complete != (c.later == nil) {
+				t.Fatalf("complete %v, err %v; want complete %v", complete, err, c.later == nil)
+			}
+			if complete {
+				return
+			}
+			// The control: the value check alone lets this content serve
+			// for the object whose owned field came back with a value.
+			if !valuesMatch(ks.schema, ks.typeRef, content, map[string]any{"status": c.later}) {
+				t.Fatalf("the control expects valuesMatch to miss the field that came back in %v", c.later)
+			}
+		})
+	}
 }

@@ -66,7 +66,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if err != nil {
 		return nil, nil, err
 	}
-	if prev != nil && prev.entry != nil && bytes.Equal(prev.entry, raw) {
+	if prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw) {
 		same, err := a.stillOwned(t, prev, u)
 		if err != nil {
 			return nil, nil, err
@@ -77,11 +77,11 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 			return st, observed, nil
 		}
 	}
-	content, err := extractFrom(a.tc, u, raw)
+	content, complete, err := extractFrom(a.tc, u, raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
-	st := &ownedState{rv: rv, entry: raw, content: content}
+	st := &ownedState{rv: rv, entry: raw, content: content, complete: complete}
 	put(st)
 	return st, observed, nil
 }
@@ -109,7 +109,8 @@ func (a *Applier) remember(t Target, resp client.Object, in *prepared) {
 		a.owned.drop(key)
 		return
 	}
-	st := &ownedState{rv: resp.GetResourceVersion(), entry: raw}
+	// What was applied is complete: the entry lists the fields of the body.
+	st := &ownedState{rv: resp.GetResourceVersion(), entry: raw, complete: true}
 	switch {
 	case !found:
 		st.content = map[string]any{}

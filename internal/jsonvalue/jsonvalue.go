@@ -3,9 +3,11 @@
 // their JSON encodings compare, without encoding them.
 package jsonvalue
 
+import "math"
+
 // Equal reports whether a and b would encode to the same JSON: maps by their
-// entries, slices element by element, numbers by value whatever Go type
-// holds them.
+// entries, slices element by element, numbers by their exact value whatever
+// Go type holds them (see SameNumber).
 func Equal(a, b any) bool {
 	switch av := a.(type) {
 	case map[string]any:
@@ -32,26 +34,61 @@ func Equal(a, b any) bool {
 		}
 		return true
 	}
-	if x, ok := Number(a); ok {
-		y, ok := Number(b)
-		return ok && x == y
+	if same, numbers := SameNumber(a, b); numbers {
+		return same
 	}
 	return a == b
 }
 
-// Number returns a JSON number's value, whatever Go type holds it.
-func Number(v any) (float64, bool) {
+// SameNumber reports whether a and b are both numbers (isNumber) and, if so,
+// whether they have the same value (same). Values are compared exactly, not
+// through float64: integers above 2^53 that a float64 cannot tell apart (an
+// observedGeneration, a resourceVersion-like counter) are different numbers,
+// and an integer equals a float only when the float holds exactly that
+// integer. When a is a number and b is not, isNumber is true and same false.
+func SameNumber(a, b any) (same, isNumber bool) {
+	ai, af, aok := number(a)
+	if !aok {
+		return false, false
+	}
+	bi, bf, bok := number(b)
+	switch {
+	case !bok:
+		return false, true
+	case af == nil && bf == nil:
+		return ai == bi, true
+	case af != nil && bf != nil:
+		return *af == *bf, true
+	case af != nil:
+		return floatIsInt(*af, bi), true
+	default:
+		return floatIsInt(*bf, ai), true
+	}
+}
+
+// number returns v as an integer (f nil) or as a float.
+func number(v any) (i int64, f *float64, ok bool) {
 	switch n := v.(type) {
 	case int64:
-		return float64(n), true
+		return n, nil, true
 	case int:
-		return float64(n), true
+		return int64(n), nil, true
 	case int32:
-		return float64(n), true
+		return int64(n), nil, true
 	case float64:
-		return n, true
+		return 0, &n, true
 	case float32:
-		return float64(n), true
+		x := float64(n)
+		return 0, &x, true
 	}
-	return 0, false
+	return 0, nil, false
+}
+
+// floatIsInt reports whether f holds exactly the integer i.
+func floatIsInt(f float64, i int64) bool {
+	// -2^63 and 2^63 are exact float64s; int64 holds [-2^63, 2^63).
+	if f != math.Trunc(f) || f < -(1<<63) || f >= 1<<63 {
+		return false
+	}
+	return int64(f) == i
 }
