@@ -24,7 +24,34 @@ import (
 // differs from before or is new (a new struct, map or list item whole), and
 // to removed those that are gone.
 func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix fieldpath.Path, changed, removed *fieldpath.Set) {
-	atom, ok := s.Resolve(tr)
+	(&differ{schema: s, changed: changed, removed: removed}).diff(tr, before, after, prefix, true)
+}
+
+// diffClaims is diffContent as an Edit needs it: a changed item of a list
+// keyed by its fields (a condition) is added to changed as the item's path,
+// not as its changed leaves, because the Edit claims the item whole (see
+// claimElements, which makes the same of the leaves). It spares building and
+// inserting a path per changed field. Items whose type holds a keyed list of
+// its own are walked leaf by leaf as diffContent does, since claimElements
+// claims the innermost keyed item.
+func diffClaims(s *schema.Schema, tr schema.TypeRef, before, after any, changed, removed *fieldpath.Set) {
+	(&differ{schema: s, changed: changed, removed: removed, wholeItems: true}).diff(tr, before, after, nil, true)
+}
+
+type differ struct {
+	schema           *schema.Schema
+	changed, removed *fieldpath.Set
+	wholeItems       bool
+}
+
+// diff compares before and after of type tr at prefix. It records changed
+// paths only when record is set, removed ones always, and reports whether
+// anything changed or was added (removals do not count).
+func (d *differ) diff(tr schema.TypeRef, before, after any, prefix fieldpath.Path, record bool) bool {
+	if jsonvalue.Equal(before, after) {
+		return false // nothing below differs: no path to build
+	}
+	atom, ok := d.schema.Resolve(tr)
 	switch {
 	case !ok:
 	case atom.Map != nil && atom.Map.ElementRelationship != schema.Atomic:
@@ -33,25 +60,30 @@ func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix 
 		if !bok || !aok {
 			break
 		}
+		changedAny := false
 		for k, av := range am {
-			p := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
 			bv, had := bm[k]
+			if had && jsonvalue.Equal(bv, av) {
+				continue
+			}
+			p := append(prefix.Copy(), fieldpath.PathElement{FieldName: &k})
 			if !had {
-				changed.Insert(p)
+				d.record(p, record)
+				changedAny = true
 				continue
 			}
 			ft := atom.Map.ElementType
 			if f, found := atom.FindField(k); found {
 				ft = f.Type
 			}
-			diffContent(s, ft, bv, av, p, changed, removed)
+			changedAny = d.diff(ft, bv, av, p, record) || changedAny
 		}
 		for k := range bm {
 			if _, still := am[k]; !still {
-				removed.Insert(append(prefix.Copy(), fieldpath.PathElement{FieldName: &k}))
+				d.removed.Insert(append(prefix.Copy(), fieldpath.PathElement{FieldName: &k}))
 			}
 		}
-		return
+		return changedAny
 	case atom.List != nil && atom.List.ElementRelationship == schema.Associative:
 		bl, bok := before.([]any)
 		al, aok := after.([]any)
@@ -65,6 +97,8 @@ func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix 
 				beforeByKey[k] = item
 			}
 		}
+		whole := d.wholeItems && len(keys) > 0 && !holdsKeyedList(d.schema, atom.List.ElementType, 0)
+		changedAny := false
 		afterKeys := make(map[string]bool, len(al))
 		for _, item := range al {
 			k, ok := elementKey(item, keys)
@@ -76,23 +110,62 @@ func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix 
 			switch {
 			case !had:
 				pe, _ := elementOf(item, keys)
-				changed.Insert(append(prefix.Copy(), pe))
-			case len(keys) > 0:
+				d.record(append(prefix.Copy(), pe), record)
+				changedAny = true
+			case len(keys) > 0 && !jsonvalue.Equal(prev, item):
 				pe, _ := elementOf(item, keys)
-				diffContent(s, atom.List.ElementType, prev, item, append(prefix.Copy(), pe), changed, removed)
+				p := append(prefix.Copy(), pe)
+				if !whole {
+					changedAny = d.diff(atom.List.ElementType, prev, item, p, record) || changedAny
+				} else if d.diff(atom.List.ElementType, prev, item, p, false) {
+					d.record(p, record)
+					changedAny = true
+				}
 			}
 		}
 		for _, item := range bl {
 			if k, ok := elementKey(item, keys); ok && !afterKeys[k] {
 				pe, _ := elementOf(item, keys)
-				removed.Insert(append(prefix.Copy(), pe))
+				d.removed.Insert(append(prefix.Copy(), pe))
 			}
 		}
-		return
+		return changedAny
 	}
-	if !equalJSON(before, after) {
-		changed.Insert(prefix.Copy())
+	d.record(prefix.Copy(), record)
+	return true
+}
+
+func (d *differ) record(p fieldpath.Path, record bool) {
+	if record {
+		d.changed.Insert(p)
 	}
+}
+
+// holdsKeyedList reports whether a value of type tr holds, at any depth, a
+// list whose items are identified by key fields. depth bounds recursive
+// schemas.
+func holdsKeyedList(s *schema.Schema, tr schema.TypeRef, depth int) bool {
+	atom, ok := s.Resolve(tr)
+	if !ok || depth > 32 {
+		return true // unknown: take the leaf-by-leaf walk
+	}
+	switch {
+	case atom.List != nil:
+		if atom.List.ElementRelationship == schema.Associative && len(atom.List.Keys) > 0 {
+			return true
+		}
+		return holdsKeyedList(s, atom.List.ElementType, depth+1)
+	case atom.Map != nil:
+		for _, f := range atom.Map.Fields {
+			if holdsKeyedList(s, f.Type, depth+1) {
+				return true
+			}
+		}
+		if atom.Map.ElementType.NamedType != nil || atom.Map.ElementType.Inlined != (schema.Atom{}) {
+			return holdsKeyedList(s, atom.Map.ElementType, depth+1)
+		}
+	}
+	return false
 }
 
 // elementOf returns the path element of a list item: its key fields, or its

@@ -175,3 +175,78 @@ func copied(after map[string]any, claims *fieldpath.Set) any {
 	claims.Iterate(func(p fieldpath.Path) { out, _ = copyPath(out, after, p) })
 	return out
 }
+
+// diffClaims records a changed condition as the condition's path; what an
+// Edit claims and removes is the same as with diffContent's leaves.
+func TestDiffClaimsAgreesWithDiffContent(t *testing.T) {
+	tc, gvk := widgetTypeConverter(t)
+	cases := diffCases()
+	// observedGeneration is omitted when zero: setting it to 0 removes it.
+	withGeneration := func() *v1alpha1.Widget {
+		w := cases["nothing"][0].DeepCopy()
+		w.Status.Conditions[0].ObservedGeneration = 3
+		return w
+	}
+	cases["a field removed inside a condition"] = func() [2]*v1alpha1.Widget {
+		after := withGeneration()
+		after.Status.Conditions[0].ObservedGeneration = 0
+		return [2]*v1alpha1.Widget{withGeneration(), after}
+	}()
+	cases["a field changed and one removed inside a condition"] = func() [2]*v1alpha1.Widget {
+		after := withGeneration()
+		after.Status.Conditions[0].ObservedGeneration, after.Status.Conditions[0].Reason = 0, "Other"
+		return [2]*v1alpha1.Widget{withGeneration(), after}
+	}()
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			before, after := contentOf(t, c[0], gvk), contentOf(t, c[1], gvk)
+			tv, err := tc.ObjectToTyped(&unstructured.Unstructured{Object: before}, typed.AllowDuplicates)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leaves, leavesRemoved := fieldpath.NewSet(), fieldpath.NewSet()
+			diffContent(tv.Schema(), tv.TypeRef(), before, after, nil, leaves, leavesRemoved)
+			items, itemsRemoved := fieldpath.NewSet(), fieldpath.NewSet()
+			diffClaims(tv.Schema(), tv.TypeRef(), before, after, items, itemsRemoved)
+			if want, got := claimElements(leaves), claimElements(items); !got.Equals(want) {
+				t.Errorf("claimed\n got %v\nwant %v", got, want)
+			}
+			if !itemsRemoved.Equals(leavesRemoved) {
+				t.Errorf("removed\n got %v\nwant %v", itemsRemoved, leavesRemoved)
+			}
+		})
+	}
+}
+
+// The control for diffClaims's shortcut: claiming a condition whenever it
+// differs at all, removals included, would claim a condition whose only
+// change is a removed field; the leaf walk claims nothing there.
+func TestClaimingAnyDifferenceClaimsRemovals(t *testing.T) {
+	tc, gvk := widgetTypeConverter(t)
+	observed := diffCases()["nothing"][0]
+	observed.Status.Conditions[0].ObservedGeneration = 3
+	edited := observed.DeepCopy()
+	edited.Status.Conditions[0].ObservedGeneration = 0 // omitted when zero: removed
+	before, after := contentOf(t, observed, gvk), contentOf(t, edited, gvk)
+	tv, err := tc.ObjectToTyped(&unstructured.Unstructured{Object: before}, typed.AllowDuplicates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, removed := fieldpath.NewSet(), fieldpath.NewSet()
+	diffClaims(tv.Schema(), tv.TypeRef(), before, after, items, removed)
+	if !items.Empty() || removed.Empty() {
+		t.Fatalf("diffClaims claimed %v and removed %v; want nothing claimed and observedGeneration removed", items, removed)
+	}
+	// The naive shortcut: claim every condition that is not equal as a whole.
+	beforeConds, _, _ := unstructured.NestedSlice(before, "status", "conditions")
+	afterConds, _, _ := unstructured.NestedSlice(after, "status", "conditions")
+	var naive []string
+	for i := range afterConds {
+		if !equalJSON(beforeConds[i], afterConds[i]) {
+			naive = append(naive, afterConds[i].(map[string]any)["type"].(string))
+		}
+	}
+	if len(naive) != 1 || naive[0] != "A" {
+		t.Fatalf("the control should claim condition A, claimed %v", naive)
+	}
+}

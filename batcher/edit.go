@@ -125,7 +125,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		return err
 	}
 	changed, gone := fieldpath.NewSet(), fieldpath.NewSet()
-	diffContent(tv.Schema(), tv.TypeRef(), before, after, nil, changed, gone)
+	diffClaims(tv.Schema(), tv.TypeRef(), before, after, changed, gone)
 	// A change inside a list element keyed by its fields (a condition)
 	// claims the whole element.
 	claimed := e.relevant(claimElements(changed).Leaves())
