@@ -80,6 +80,15 @@ test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API
 fuzz: ## Fuzz the conflict parser for FUZZTIME (default 20s).
 	$(GO) test ./conflicts -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
+SOAK_DURATION ?= 3m
+SOAK_SEED ?=
+SOAK_BROKEN ?=
+
+.PHONY: soak
+soak: envtest ## Randomised writers under injected faults for SOAK_DURATION (default 3m); SOAK_SEED replays a run.
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_SEED=$(SOAK_SEED) SOAK_BROKEN=$(SOAK_BROKEN) \
+		$(GO) test ./test/soak -run '^TestSoak$$' -count=1 -timeout 0 -v -ginkgo.timeout=24h -ginkgo.v
+
 .PHONY: bench
 bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.md.
 	cd bench && BENCH=1 BENCH_COMMAND='make bench' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 60m .
