@@ -45,7 +45,7 @@ const (
 	// the proxy for 24 objects. The soak measures well below it (see
 	// docs/reliability.md); a leak that grows with the run's length crosses
 	// it in a long run.
-	heapBound = 256 << 20
+	heapBound = 64 << 20
 	// goroutineSlack is how many more goroutines than before the run may
 	// remain once everything the run started has stopped: runtime and client
 	// housekeeping that comes and goes.
@@ -83,7 +83,7 @@ type stats struct {
 	faults                                          sync.Map // faultKind -> *atomic.Int64
 	flushes, flushErrors, exhausted, yielded, taken atomic.Int64
 	burstWrites, killed                             atomic.Int64
-	peakHeap                                        atomic.Uint64
+	peakHeap, firstHeap, lastHeap                   atomic.Uint64
 	peakGoroutines                                  atomic.Int64
 }
 
@@ -249,25 +249,26 @@ func (w *writer) where(r *run) *process {
 
 // report is what a run measured.
 type report struct {
-	cfg                config
-	elapsed            time.Duration
-	applies, applied   int
-	faults             map[faultKind]int64
-	violations         int
-	reported           []string
-	versions, lateSelf int
-	declaredTakes      int
-	relists            int
-	flushes, flushErrs int64
-	exhausted, yielded int64
-	taken, burstWrites int64
-	killed             int64
-	peakHeap           uint64
-	goroutinesBefore   int
-	goroutinesPeak     int64
-	goroutinesAfter    int
-	errs               []string
-	scheduled          map[faultKind]int
+	cfg                 config
+	elapsed             time.Duration
+	applies, applied    int
+	faults              map[faultKind]int64
+	violations          int
+	reported            []string
+	versions, lateSelf  int
+	declaredTakes       int
+	relists             int
+	flushes, flushErrs  int64
+	exhausted, yielded  int64
+	taken, burstWrites  int64
+	killed              int64
+	peakHeap            uint64
+	firstHeap, lastHeap uint64
+	goroutinesBefore    int
+	goroutinesPeak      int64
+	goroutinesAfter     int
+	errs                []string
+	scheduled           map[faultKind]int
 }
 
 // line is the run's figures on one line.
@@ -279,11 +280,13 @@ func (rep report) line() string {
 	return fmt.Sprintf("soak: duration=%s seed=%d writes=%d (applies sent; %d answered 2xx) faults{%s} violations=%d"+
 		" | versions checked=%d, late own writes=%d, declared takes=%d, yielded fields=%d,"+
 		" burst writes=%d, guard budget exhausted=%d, restarts that had to kill=%d, flushes=%d (%d failed),"+
-		" peak heap=%.1fMiB, goroutines before/peak/after=%d/%d/%d",
+		" heap after GC first/peak/last=%.1f/%.1f/%.1fMiB, goroutines before/peak/after=%d/%d/%d",
 		rep.elapsed.Round(time.Second), rep.cfg.seed, rep.applies, rep.applied, strings.Join(fs, " "), rep.violations,
 		rep.versions, rep.lateSelf, rep.declaredTakes, rep.yielded, rep.burstWrites, rep.exhausted, rep.killed,
-		rep.flushes, rep.flushErrs, float64(rep.peakHeap)/(1<<20), rep.goroutinesBefore, rep.goroutinesPeak, rep.goroutinesAfter)
+		rep.flushes, rep.flushErrs, mib(rep.firstHeap), mib(rep.peakHeap), mib(rep.lastHeap), rep.goroutinesBefore, rep.goroutinesPeak, rep.goroutinesAfter)
 }
+
+func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // soak runs the writers for cfg.duration under the seed's faults, then a quiet
 // phase in which everything queued must land, and reports what it saw.
@@ -406,6 +409,7 @@ func soak(ctx context.Context, e *testenv.Env, cfg config, out io.Writer) (*repo
 	rep.exhausted, rep.yielded, rep.taken = r.stats.exhausted.Load(), r.stats.yielded.Load(), r.stats.taken.Load()
 	rep.burstWrites, rep.killed = r.stats.burstWrites.Load(), r.stats.killed.Load()
 	rep.peakHeap, rep.goroutinesPeak = r.stats.peakHeap.Load(), r.stats.peakGoroutines.Load()
+	rep.firstHeap, rep.lastHeap = r.stats.firstHeap.Load(), r.stats.lastHeap.Load()
 	if !stoppedEarly {
 		if after > before+goroutineSlack {
 			rep.violations++
@@ -551,6 +555,8 @@ func (r *run) sample(ctx context.Context) {
 		runtime.ReadMemStats(&ms)
 		for cur := r.stats.peakHeap.Load(); ms.HeapAlloc > cur && !r.stats.peakHeap.CompareAndSwap(cur, ms.HeapAlloc); cur = r.stats.peakHeap.Load() {
 		}
+		r.stats.firstHeap.CompareAndSwap(0, ms.HeapAlloc)
+		r.stats.lastHeap.Store(ms.HeapAlloc)
 		g := int64(runtime.NumGoroutine())
 		for cur := r.stats.peakGoroutines.Load(); g > cur && !r.stats.peakGoroutines.CompareAndSwap(cur, g); cur = r.stats.peakGoroutines.Load() {
 		}

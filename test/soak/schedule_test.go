@@ -90,7 +90,7 @@ func (s schedule) count() map[faultKind]int {
 
 // restartSpacing keeps API server restarts apart: each takes several seconds,
 // and writers need time in between to show they recover.
-const restartSpacing = 25 * time.Second
+const restartSpacing = 60 * time.Second
 
 // newSchedule draws the faults of a run of length d over objects objects from
 // seed alone, so that the same seed gives the same schedule. Every run holds at
