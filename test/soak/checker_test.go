@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +22,10 @@ import (
 // maxReported bounds the violations kept for the report; all are counted.
 const maxReported = 30
 
+// absent is the sequence number recorded for a writer whose value an object
+// version does not hold.
+const absent = -1
+
 // checker follows every object through a watch and checks, on every version
 // it sees, what statusapply promises writers that share an object:
 //
@@ -28,7 +33,8 @@ const maxReported = 30
 //     and writer, the sequence number never decreases and never disappears;
 //     a decrease is only the writer's own late write (a request the client
 //     gave up on that the server still applied after a newer one) when the
-//     writer's manager still owns the value and the write was not guarded;
+//     writer's manager still owns the value and no other writer applies as
+//     that manager;
 //   - at most one plan per incarnation: once set, its id never changes and
 //     it is never removed;
 //   - no field is taken by force unless declared: a field a manager owned
@@ -186,22 +192,26 @@ func (c *checker) check(obj *v1alpha1.Widget) {
 
 	for _, t := range c.writers {
 		seq, present := t.seqOf(obj)
+		if !present {
+			seq = absent
+		}
 		max, seen := inc.max[t.writer]
+		// Each change is reported once, not again on every later version
+		// that still shows it.
+		changed := inc.last[t.writer] != seq
 		switch {
-		case !present && seen:
+		case !present && seen && changed:
 			c.violateLocked("%s: %s's change %d disappeared", id, t.writer, max)
-		case present && seq < max:
-			if !t.guarded && t.ownsValue(obj) {
-				if inc.last[t.writer] != seq {
-					c.lateSelf++
-				}
+		case present && seq < max && changed:
+			if !t.shared && t.ownsValue(obj) {
+				c.lateSelf++
 			} else {
 				c.violateLocked("%s: %s's change %d was undone back to %d by another writer", id, t.writer, max, seq)
 			}
 		case present && seq > max:
 			inc.max[t.writer] = seq
 		}
-		if present {
+		if seen || present {
 			inc.last[t.writer] = seq
 		}
 	}
@@ -249,10 +259,7 @@ func (c *checker) checkOwnershipLocked(id string, obj *v1alpha1.Widget, inc *inc
 			after = &fieldpath.Set{}
 		}
 		lost := before.Difference(after)
-		loser := k[:len(k)-len("/Apply")]
-		if m, ok := managerOf[k]; ok {
-			loser = m
-		}
+		loser := k[:strings.LastIndex(k, "/")]
 		lost.Iterate(func(p fieldpath.Path) {
 			for k2, s := range now {
 				if k2 == k || !s.Has(p) {
@@ -280,7 +287,7 @@ func (c *checker) seen(name, writer string) (seq int, ok bool, plan string) {
 	}
 	inc := c.objects[uid]
 	seq, ok = inc.last[writer]
-	return seq, ok, inc.plan
+	return seq, ok && seq != absent, inc.plan
 }
 
 func (c *checker) violationCount() int {

@@ -237,7 +237,9 @@ func (r *run) burstFuncs() *interceptor.Funcs {
 			if o, ok := r.burstingObject(obj); ok {
 				n := r.stats.burstWrites.Add(1)
 				other := acv1alpha1.Widget(r.key(o).Name, r.ns).WithStatus(acv1alpha1.WidgetStatus().WithReadyReplicas(int32(n % 1000)))
-				_ = r.env.Client.Status().Apply(ctx, other, client.FieldOwner(managerBurst))
+				bctx, cancel := context.WithTimeout(ctx, requestTimeout)
+				_ = r.env.Client.Status().Apply(bctx, other, client.FieldOwner(managerBurst))
+				cancel()
 			}
 			return c.SubResource(sub).Apply(ctx, obj, opts...)
 		},

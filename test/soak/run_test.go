@@ -122,8 +122,8 @@ func (r *run) fail(format string, args ...any) {
 	r.errs = append(r.errs, fmt.Sprintf(format, args...))
 }
 
-// queued records that a writer's change of object i landed.
-func (r *run) queued(t tracked, i, seq int) {
+// landedChange records that a writer's change of object i landed.
+func (r *run) landedChange(t tracked, i, seq int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.landed[t.writer] == nil {
@@ -268,7 +268,6 @@ type report struct {
 	goroutinesPeak      int64
 	goroutinesAfter     int
 	errs                []string
-	scheduled           map[faultKind]int
 }
 
 // line is the run's figures on one line.
@@ -278,11 +277,11 @@ func (rep report) line() string {
 		fs = append(fs, fmt.Sprintf("%s=%d", k, rep.faults[k]))
 	}
 	return fmt.Sprintf("soak: duration=%s seed=%d writes=%d (applies sent; %d answered 2xx) faults{%s} violations=%d"+
-		" | versions checked=%d, late own writes=%d, declared takes=%d, yielded fields=%d,"+
+		" | versions checked=%d, watch relists=%d, late own writes=%d, declared takes=%d (fields forced %d), yielded fields=%d,"+
 		" burst writes=%d, guard budget exhausted=%d, restarts that had to kill=%d, flushes=%d (%d failed),"+
 		" heap after GC first/peak/last=%.1f/%.1f/%.1fMiB, goroutines before/peak/after=%d/%d/%d",
 		rep.elapsed.Round(time.Second), rep.cfg.seed, rep.applies, rep.applied, strings.Join(fs, " "), rep.violations,
-		rep.versions, rep.lateSelf, rep.declaredTakes, rep.yielded, rep.burstWrites, rep.exhausted, rep.killed,
+		rep.versions, rep.relists, rep.lateSelf, rep.declaredTakes, rep.taken, rep.yielded, rep.burstWrites, rep.exhausted, rep.killed,
 		rep.flushes, rep.flushErrs, mib(rep.firstHeap), mib(rep.peakHeap), mib(rep.lastHeap), rep.goroutinesBefore, rep.goroutinesPeak, rep.goroutinesAfter)
 }
 
@@ -396,7 +395,7 @@ func soak(ctx context.Context, e *testenv.Env, cfg config, out io.Writer) (*repo
 	after := r.goroutinesAfter(ctx, before)
 
 	rep := &report{cfg: cfg, elapsed: writeElapsed, goroutinesBefore: before, goroutinesAfter: after,
-		faults: map[faultKind]int64{}, scheduled: sched.count()}
+		faults: map[faultKind]int64{}}
 	for _, k := range faultKinds {
 		rep.faults[k] = r.stats.faultCount(k)
 	}
@@ -467,7 +466,7 @@ func (r *run) writers(proxied *rest.Config) ([]*writer, *checkerProcess, error) 
 		name string
 		p    *process
 	}{{"planner-a", plannerA}, {writerPlannerB, plannerB}} {
-		tr := tracked{writer: pl.name, manager: managerPlanner, attrKey: pl.name, guarded: guarded}
+		tr := tracked{writer: pl.name, manager: managerPlanner, attrKey: pl.name, shared: true}
 		w := newWriter(tr, seed, n, pl.p, planner(tr, guarded))
 		w.rebuildOn = rebuildPlanner
 		ws = append(ws, w)

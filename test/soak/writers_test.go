@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"strconv"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -51,9 +52,12 @@ type tracked struct {
 	manager  string
 	condType string
 	attrKey  string
-	// guarded writes carry the observed resourceVersion: none can land after
-	// a later write of the object, so any decrease is a lost update.
-	guarded bool
+	// shared is true when another writer applies as the same manager (the
+	// plan creators): then a lower value the manager still owns may be the
+	// other writer's stale write, so any decrease is a lost update. (Their
+	// writes are guarded: they carry the observed resourceVersion, so none of
+	// them can land after a later write of the object.)
+	shared bool
 }
 
 // seqOf returns the sequence number obj holds for t, and whether it holds one.
@@ -64,7 +68,10 @@ func (t tracked) seqOf(obj *v1alpha1.Widget) (int, bool) {
 		if c == nil {
 			return 0, false
 		}
-		s = c.Reason[len("Seq"):]
+		var ok bool
+		if s, ok = strings.CutPrefix(c.Reason, "Seq"); !ok {
+			return -1, true
+		}
 	} else {
 		v, ok := obj.Status.Attributes[t.attrKey]
 		if !ok {
@@ -197,7 +204,7 @@ func (w *writer) turn(ctx context.Context, r *run, i int) error {
 	}
 	err := r.flush(ctx, w.rnd, st.batch)
 	if len(st.batch.Pending()) == 0 {
-		r.queued(w.tracked, i, st.queued)
+		r.landedChange(w.tracked, i, st.queued)
 		st.batch, st.queued = nil, 0
 		return nil
 	}
