@@ -156,7 +156,7 @@ func (in *injector) inject(ctx context.Context, i int, f fault) {
 func (in *injector) recreate(ctx context.Context, o int) bool {
 	r := in.r
 	key := r.key(o)
-	if err := r.env.Client.Delete(ctx, &v1alpha1.Widget{ObjectMeta: objectMeta(key)}); err != nil {
+	if err := r.admin.client.Delete(ctx, &v1alpha1.Widget{ObjectMeta: objectMeta(key)}); err != nil {
 		return false
 	}
 	return r.ensure(context.WithoutCancel(ctx), o) == nil
@@ -167,9 +167,9 @@ func (r *run) ensure(ctx context.Context, o int) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	for {
-		err := r.env.Client.Get(ctx, r.key(o), &v1alpha1.Widget{})
+		err := r.admin.client.Get(ctx, r.key(o), &v1alpha1.Widget{})
 		if apierrors.IsNotFound(err) {
-			_, err = widgets.Create(ctx, r.env.Client, r.ns, r.key(o).Name)
+			_, err = widgets.Create(ctx, r.admin.client, r.ns, r.key(o).Name)
 		}
 		if err == nil || apierrors.IsAlreadyExists(err) {
 			return nil
@@ -238,7 +238,7 @@ func (r *run) burstFuncs() *interceptor.Funcs {
 				n := r.stats.burstWrites.Add(1)
 				other := acv1alpha1.Widget(r.key(o).Name, r.ns).WithStatus(acv1alpha1.WidgetStatus().WithReadyReplicas(int32(n % 1000)))
 				bctx, cancel := context.WithTimeout(ctx, requestTimeout)
-				_ = r.env.Client.Status().Apply(bctx, other, client.FieldOwner(managerBurst))
+				_ = r.admin.client.Status().Apply(bctx, other, client.FieldOwner(managerBurst))
 				cancel()
 			}
 			return c.SubResource(sub).Apply(ctx, obj, opts...)

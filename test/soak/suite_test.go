@@ -33,6 +33,8 @@ func TestSoak(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg = c
+	// Printed first, so that even a run that never ends says how to replay it.
+	t.Logf("soak: seed=%d duration=%s; replay with SOAK_SEED=%d SOAK_DURATION=%s make soak", c.seed, c.duration, c.seed, c.duration)
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Soak Suite")
 }
