@@ -89,6 +89,15 @@ fuzz: ## Run every fuzz target (docs/design.md#fuzzing) for FUZZTIME each (defau
 		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
 	done
 
+SOAK_DURATION ?= 3m
+SOAK_SEED ?=
+SOAK_BROKEN ?=
+
+.PHONY: soak
+soak: envtest ## Randomised writers under injected faults for SOAK_DURATION (default 3m); SOAK_SEED replays a run.
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_SEED=$(SOAK_SEED) SOAK_BROKEN=$(SOAK_BROKEN) \
+		$(GO) test ./test/soak -run '^TestSoak$$' -count=1 -timeout 0 -v -ginkgo.timeout=24h -ginkgo.v
+
 .PHONY: bench
 bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.md.
 	cd bench && BENCH=1 BENCH_COMMAND='make bench' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 60m .

@@ -122,12 +122,20 @@ func (e *Env) CountingClient() (client.Client, *Requests, error) {
 // CountingClientFor is CountingClient for another rest.Config (another user or
 // another API server).
 func (e *Env) CountingClientFor(cfg *rest.Config) (client.Client, *Requests, error) {
-	requests := &Requests{}
-	cfg = rest.CopyConfig(cfg)
-	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, requests: requests} })
+	cfg, requests := WithRequests(cfg)
 	c, err := client.New(cfg, client.Options{Scheme: e.Scheme})
 	if err != nil {
 		return nil, nil, err
 	}
 	return c, requests, nil
+}
+
+// WithRequests returns a copy of cfg whose clients count their requests in the
+// returned Requests, for callers that build their own HTTP client from the
+// config (to close its connections when done) rather than use CountingClientFor.
+func WithRequests(cfg *rest.Config) (*rest.Config, *Requests) {
+	requests := &Requests{}
+	cfg = rest.CopyConfig(cfg)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, requests: requests} })
+	return cfg, requests
 }
