@@ -84,18 +84,17 @@ fuzz: ## Fuzz the conflict parser for FUZZTIME (default 20s).
 	$(GO) test ./conflicts -run '^$$' -fuzz FuzzParse -fuzztime $(FUZZTIME)
 
 .PHONY: mutate
-mutate: ## Mutation testing (gremlins) of the unit tests of MUTATE_PKGS; not part of CI (about 10 minutes).
-	@summary=""; \
+mutate: ## Mutation testing (gremlins) of the unit tests of MUTATE_PKGS; not part of CI (see docs/testing.md).
+	@log=$$(mktemp); trap 'rm -f "$$log"' EXIT; summary=""; \
 	for p in $(MUTATE_PKGS); do \
 		echo "== $$p"; start=$$(date +%s); \
-		out=$$(GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 --timeout-coefficient 10 ./$$p 2>&1 | tee /dev/stderr); \
+		GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 --timeout-coefficient 10 ./$$p 2>&1 | tee "$$log"; \
 		secs=$$(( $$(date +%s) - start )); \
-		line=$$(printf '%s\n' "$$out" | sed 's/\x1b\[[0-9;]*m//g' | awk -v p=$$p -v s=$$secs ' \
+		summary="$$summary$$(sed 's/\x1b\[[0-9;]*m//g' "$$log" | awk -v p=$$p -v s=$$secs ' \
 			/^Killed:/ { gsub(",", ""); k=$$2; l=$$4; nc=$$7 } \
 			/^Timed out:/ { gsub(",", ""); to=$$3; nv=$$6 } \
 			/^Test efficacy:/ { e=$$3 } /^Mutator coverage:/ { c=$$3 } \
-			END { printf "%-10s %9s %9s %7s %6s %12s %10s %11s %6ss\n", p, e, c, k, l, nc, to, nv, s }'); \
-		summary="$$summary$$line"$$'\n'; \
+			END { printf "%-10s %9s %9s %7s %6s %12s %10s %11s %6ss", p, e, c, k, l, nc, to, nv, s }')"$$'\n'; \
 	done; \
 	echo; printf "%-10s %9s %9s %7s %6s %12s %10s %11s %7s\n" package efficacy coverage killed lived "not covered" "timed out" "not viable" time; \
 	printf '%s' "$$summary"
