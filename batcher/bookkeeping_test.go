@@ -82,6 +82,24 @@ func (f *fixture) pending(t *testing.T, manager string) (float64, bool) {
 	return 0, false
 }
 
+// counter sums a counter over all its labels.
+func (f *fixture) counter(t *testing.T, name string) float64 {
+	t.Helper()
+	families, err := f.reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, fam := range families {
+		if fam.GetName() == name {
+			for _, m := range fam.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
 func phase(p string) Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
 	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 		if ac.Status == nil {
@@ -347,6 +365,9 @@ func TestFailedMainResourceHoldsBackStatus(t *testing.T) {
 	if _, found := f.pending(t, "m"); found {
 		t.Fatal("a dry run recorded pending entries")
 	}
+	if n := f.counter(t, "statusapply_applies_total"); n != 0 {
+		t.Fatalf("a dry run counted %v applies: they were not sent as dry runs", n)
+	}
 
 	err = f.b.Flush(context.Background())
 	var applyErr *ssa.Error
@@ -359,6 +380,9 @@ func TestFailedMainResourceHoldsBackStatus(t *testing.T) {
 	}
 	if n, _ := f.pending(t, "m"); n != 2 {
 		t.Fatalf("%v pending recorded, want 2", n)
+	}
+	if n := f.counter(t, "statusapply_applies_total"); n != 2 {
+		t.Fatalf("%v applies counted after the Flush, want w1's two", n)
 	}
 	if f.widget(t, "w1").Status.Phase != "On" || f.widget(t, "w0").Status.Phase != "" {
 		t.Fatal("the held back status was sent, or the other object's was not")
