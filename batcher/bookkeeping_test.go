@@ -479,3 +479,44 @@ func TestGuardedEntryOfAReplacedObjectIsNotSent(t *testing.T) {
 		t.Fatalf("pending %v, want the guarded entry only", p)
 	}
 }
+
+// An Edit that removes a condition another manager owns fails before any
+// apply: the removal would not happen on the server.
+func TestEditRemovingAForeignFieldFails(t *testing.T) {
+	f := newBatchFixture(t)
+	w := f.widget(t, "w0")
+	cond := func(typ string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "R", Message: "m", LastTransitionTime: metav1.Unix(1700000000, 0)}
+	}
+	w.Status.Conditions = []metav1.Condition{cond("A"), cond("B")}
+	w.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:type":{},"f:status":{}}}}}`)},
+		{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{}}}}}`)},
+	}
+	_ = EditStatus(f.b, w, "m", func(o *v1alpha1.Widget) error { o.Status.Phase = "On"; return nil })
+	_ = EditStatus(f.b, w, "m", func(o *v1alpha1.Widget) error {
+		o.Status.Conditions = o.Status.Conditions[:1] // drops B
+		return nil
+	})
+	err := f.b.Flush(context.Background())
+	if !errors.Is(err, ErrRemovesForeignField) || !strings.Contains(err.Error(), "edits 1 to 2 of 2") ||
+		!strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) {
+		t.Fatalf("Flush error %v, want ErrRemovesForeignField naming B's owner", err)
+	}
+	if n := f.counter(t, "statusapply_applies_total"); n != 0 {
+		t.Fatalf("%v applies sent", n)
+	}
+
+	// The control: removing the manager's own condition is allowed.
+	f = newBatchFixture(t)
+	w.Status.Conditions = []metav1.Condition{cond("A"), cond("B")}
+	_ = EditStatus(f.b, w, "m", func(o *v1alpha1.Widget) error {
+		o.Status.Conditions = o.Status.Conditions[1:] // drops A
+		return nil
+	})
+	if err := f.b.Flush(context.Background()); err != nil {
+		t.Fatalf("removing its own condition: %v", err)
+	}
+}

@@ -207,3 +207,23 @@ func TestRemovePath(t *testing.T) {
 		})
 	}
 }
+
+func TestClaimElementsAndTopmost(t *testing.T) {
+	set := func(ps ...fieldpath.Path) *fieldpath.Set { return fieldpath.NewSet(ps...) }
+	condA := fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "A"))
+	claimed := claimElements(set(
+		fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "A"), "status"),
+		fieldpath.MakePathOrDie("status", "plan", "id"),
+		fieldpath.MakePathOrDie("status", "phase"),
+	))
+	if got := paths(claimed); !reflect.DeepEqual(got, []string{".status.phase", `.status.conditions[type="A"]`, ".status.plan.id"}) {
+		t.Fatalf("claimElements = %q", got)
+	}
+	top := topmost(set(condA, append(condA.Copy(), fieldpath.PathElement{FieldName: ptr("status")}),
+		fieldpath.MakePathOrDie("status", "phase"), fieldpath.MakePathOrDie("status", "plan", "id")))
+	if got := paths(top); !reflect.DeepEqual(got, []string{".status.phase", `.status.conditions[type="A"]`, ".status.plan.id"}) {
+		t.Fatalf("topmost = %q", got)
+	}
+}
+
+func ptr(s string) *string { return &s }
