@@ -209,7 +209,7 @@ func TestRemovePath(t *testing.T) {
 }
 
 func TestClaimElementsAndTopmost(t *testing.T) {
-	set := func(ps ...fieldpath.Path) *fieldpath.Set { return fieldpath.NewSet(ps...) }
+	set := fieldpath.NewSet
 	condA := fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "A"))
 	claimed := claimElements(set(
 		fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "A"), "status"),
