@@ -7,6 +7,7 @@ SHELL := /usr/bin/env bash -o pipefail
 GO ?= go
 TOOLS := $(GO) tool -modfile=hack/tools/go.mod
 LINT := $(GO) tool -modfile=hack/golangci-lint/go.mod golangci-lint
+GREMLINS := $(GO) tool -modfile=hack/gremlins/go.mod gremlins
 
 # envtest binaries: built from source into setup-envtest's layout, or taken from
 # KUBEBUILDER_ASSETS when it is set.
@@ -18,6 +19,8 @@ UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/ -e /examples/)
 ENVTEST_PKGS = ./test/... ./examples/...
 TEST_FLAGS ?= -count=1
 FUZZTIME ?= 20s
+# Packages whose unit tests `make mutate` measures, one at a time.
+MUTATE_PKGS ?= ssa batcher conflicts ownership
 
 .PHONY: help
 help: ## List the targets.
@@ -97,6 +100,22 @@ SOAK_BROKEN ?=
 soak: envtest ## Randomised writers under injected faults for SOAK_DURATION (default 3m); SOAK_SEED replays a run.
 	SOAK_DURATION=$(SOAK_DURATION) SOAK_SEED=$(SOAK_SEED) SOAK_BROKEN=$(SOAK_BROKEN) \
 		$(GO) test ./test/soak -run '^TestSoak$$' -count=1 -timeout 0 -v -ginkgo.timeout=24h -ginkgo.v
+
+.PHONY: mutate
+mutate: ## Mutation testing (gremlins) of the unit tests of MUTATE_PKGS; not part of CI (see docs/testing.md).
+	@log=$$(mktemp); trap 'rm -f "$$log"' EXIT; summary=""; \
+	for p in $(MUTATE_PKGS); do \
+		echo "== $$p"; start=$$(date +%s); \
+		GOFLAGS=-count=1 $(GREMLINS) unleash --workers 2 --timeout-coefficient 10 ./$$p 2>&1 | tee "$$log"; \
+		secs=$$(( $$(date +%s) - start )); \
+		summary="$$summary$$(sed 's/\x1b\[[0-9;]*m//g' "$$log" | awk -v p=$$p -v s=$$secs ' \
+			/^Killed:/ { gsub(",", ""); k=$$2; l=$$4; nc=$$7 } \
+			/^Timed out:/ { gsub(",", ""); to=$$3; nv=$$6 } \
+			/^Test efficacy:/ { e=$$3 } /^Mutator coverage:/ { c=$$3 } \
+			END { printf "%-10s %9s %9s %7s %6s %12s %10s %11s %6ss", p, e, c, k, l, nc, to, nv, s }')"$$'\n'; \
+	done; \
+	echo; printf "%-10s %9s %9s %7s %6s %12s %10s %11s %7s\n" package efficacy coverage killed lived "not covered" "timed out" "not viable" time; \
+	printf '%s' "$$summary"
 
 .PHONY: bench
 bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.md.

@@ -293,7 +293,8 @@ func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorLis
 	case int32:
 		cond.ObservedGeneration = int64(v)
 	case float64:
-		if v != math.Trunc(v) || math.Abs(v) > math.MaxInt64 {
+		// float64(math.MaxInt64) is 2^63, one past the largest int64.
+		if v != math.Trunc(v) || v < math.MinInt64 || v >= math.MaxInt64 {
 			errs = append(errs, field.Invalid(at.Child("observedGeneration"), v, "must be an integer"))
 			break
 		}

@@ -1,0 +1,95 @@
+package ssa
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
+)
+
+func TestEqualContentAcrossShapes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		a, b any
+		want bool
+	}{
+		{"an empty object and nothing", map[string]any{"x": map[string]any{}}, nil, true},
+		{"an empty object and a string", map[string]any{}, "x", false},
+		{"an object and nothing", map[string]any{"x": "y"}, nil, false},
+		{"nothing and nothing", nil, nil, true},
+		{"nothing and an empty object", nil, map[string]any{}, true},
+		{"nothing and a string", nil, "x", false},
+		{"an empty list and a string", []any{}, "x", false},
+		{"lists of different lengths", []any{"a"}, []any{"a", "b"}, false},
+		{"equal lists", []any{"a", int64(1)}, []any{"a", 1.0}, true},
+		{"a number and a string", int64(1), "1", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := equalContent(tc.a, tc.b); got != tc.want {
+				t.Fatalf("equalContent = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestEncodedApplyKeepsAResponseItCannotDecodeYet(t *testing.T) {
+	e := &encodedApply{body: []byte(`{"a":1}`)}
+	if err := e.UnmarshalJSON([]byte(`{"metadata":{"name":"w1","resourceVersion":"7"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	w := &v1alpha1.Widget{}
+	if err := e.decodeInto(w); err != nil || w.Name != "w1" || w.ResourceVersion != "7" {
+		t.Fatalf("decodeInto: %+v, %v", w.ObjectMeta, err)
+	}
+	if err := (&encodedApply{}).decodeInto(w); err != nil {
+		t.Fatalf("nothing kept: %v", err)
+	}
+	if err := decodeObject([]byte(`{"metadata":`), &v1alpha1.Widget{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
+		t.Fatalf("a broken response into a typed object: %v", err)
+	}
+	if err := decodeObject([]byte(`{"metadata":`), &unstructured.Unstructured{}); err == nil {
+		t.Fatal("a broken response into an unstructured object decoded")
+	}
+}
+
+func TestIdentifyRefusesNilObjects(t *testing.T) {
+	h := newHarness(t)
+	var w *v1alpha1.Widget
+	if _, err := h.a.identify(w); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil *v1alpha1.Widget") {
+		t.Fatalf("a typed nil: %v", err)
+	}
+	if _, err := h.a.identify(nil); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil object") {
+		t.Fatalf("nil: %v", err)
+	}
+	gvk, err := h.a.identify(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
+	if err != nil || gvk != h.t.GVK {
+		t.Fatalf("identify = %v, %v", gvk, err)
+	}
+}
+
+func TestLanesAreDroppedWhenUnused(t *testing.T) {
+	var l lanes
+	id := ownership.ObjectRef{Name: "a"}
+	first, err := l.acquire(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.acquire(ctx, id); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a second holder with a cancelled context: %v", err)
+	}
+	if l.lanes[id] == nil || l.lanes[id].users != 1 {
+		t.Fatal("the held lane was dropped when a waiter gave up")
+	}
+	first()
+	if len(l.lanes) != 0 {
+		t.Fatalf("%d lanes left after the last holder released", len(l.lanes))
+	}
+}

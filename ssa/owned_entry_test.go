@@ -1,0 +1,206 @@
+package ssa
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// managedFieldsCases are the entries appliedEntry chooses among: only m's
+// Apply entry of the status subresource is the one.
+var managedFieldsCases = []struct {
+	name    string
+	entries []metav1.ManagedFieldsEntry
+	raw     string
+	found   bool
+}{
+	{"no entries", nil, "", false},
+	{"another manager", []metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`)}, "", false},
+	{"an Update entry", []metav1.ManagedFieldsEntry{entry("m", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{}}`)}, "", false},
+	{"another subresource", []metav1.ManagedFieldsEntry{entry("m", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{}}`)}, "", false},
+	{"the entry among others", []metav1.ManagedFieldsEntry{
+		entry("other", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{"f:endpoint":{}}}`),
+		entry("m", metav1.ManagedFieldsOperationUpdate, "status", `{"f:status":{"f:plan":{}}}`),
+		entry("m", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{}}`),
+		entry("m", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{"f:phase":{}}}`),
+	}, `{"f:status":{"f:phase":{}}}`, true},
+	{"an entry without fields", []metav1.ManagedFieldsEntry{entry("m", metav1.ManagedFieldsOperationApply, "status", "")}, "", true},
+}
+
+func entry(manager string, op metav1.ManagedFieldsOperationType, sub, fields string) metav1.ManagedFieldsEntry {
+	e := metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub, FieldsType: "FieldsV1"}
+	if fields != "" {
+		e.FieldsV1 = metav1.NewFieldsV1(fields)
+	}
+	return e
+}
+
+func TestAppliedEntry(t *testing.T) {
+	for _, tc := range managedFieldsCases {
+		typedObj := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", ManagedFields: tc.entries}}
+		u := &unstructured.Unstructured{}
+		u.SetManagedFields(tc.entries)
+		for form, obj := range map[string]client.Object{"typed": typedObj, "unstructured": u} {
+			t.Run(tc.name+", "+form, func(t *testing.T) {
+				raw, found, err := appliedEntry(obj, "m", StatusSubresource)
+				if err != nil || found != tc.found || string(raw) != tc.raw || (found && raw == nil) {
+					t.Fatalf("appliedEntry = %q, %v, %v; want %q, %v", raw, found, err, tc.raw, tc.found)
+				}
+			})
+		}
+	}
+	bad := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"managedFields": []any{
+		map[string]any{"manager": "m", "operation": "Apply", "subresource": "status", "fieldsV1": map[string]any{"f:x": make(chan int)}},
+	}}}}
+	if _, found, err := appliedEntry(bad, "m", StatusSubresource); err == nil || found || !strings.Contains(err.Error(), `the managed fields of "m"`) {
+		t.Fatalf("an unencodable entry: found %v, error %v", found, err)
+	}
+}
+
+func TestDecodeFieldSet(t *testing.T) {
+	for _, raw := range []string{"", "{}"} {
+		set, err := decodeFieldSet([]byte(raw))
+		if err != nil || !set.Empty() {
+			t.Fatalf("decodeFieldSet(%q) = %v, %v; want an empty set", raw, set, err)
+		}
+	}
+	set, err := decodeFieldSet([]byte(`{"f:status":{"f:phase":{}}}`))
+	if err != nil || set.String() != ".status.phase" {
+		t.Fatalf("decodeFieldSet = %v, %v", set, err)
+	}
+	if _, err := decodeFieldSet([]byte(`{"f:status":`)); !errors.Is(err, ErrInvalidInput) || !errors.Is(err, ownership.ErrBadManagedFields) {
+		t.Fatalf("a truncated entry: error %v", err)
+	}
+}
+
+func TestOwnedStateForms(t *testing.T) {
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
+	target := Target{GVK: gvk, Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "m"}
+	st := &ownedState{rv: "5", body: []byte(`{"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w1","namespace":"ns","uid":"u0"},"status":{"phase":"On"}}`)}
+	content, err := st.ownedContent()
+	if err != nil || !reflect.DeepEqual(content, map[string]any{"metadata": map[string]any{}, "status": map[string]any{"phase": "On"}}) {
+		t.Fatalf("ownedContent = %v, %v", content, err)
+	}
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	var l layouts
+	lay, _ := l.of(typ)
+	f, err := st.form(target, typ, lay, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","uid":"u1"},"status":{"phase":"On"}}`; string(f.body) != want {
+		t.Fatalf("form body %s, want %s", f.body, want)
+	}
+	if again, _ := st.form(target, typ, lay, "u1"); again != f {
+		t.Fatal("the form was built again")
+	}
+	moved := st.at("6")
+	if moved.rv != "6" || moved.forms[typ] != f || string(moved.body) != string(st.body) {
+		t.Fatalf("at: %+v", moved)
+	}
+	delete(moved.forms, typ)
+	if st.forms[typ] != f {
+		t.Fatal("the moved state shares its forms with the original")
+	}
+
+	broken := &ownedState{body: []byte(`{"status":`)}
+	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "decoding the applied configuration") {
+		t.Fatalf("a broken body: %v", err)
+	}
+	if _, err := broken.form(target, typ, lay, ""); err == nil {
+		t.Fatal("a form was built from a broken body")
+	}
+	wrongShape := &ownedState{content: map[string]any{"status": "not an object"}}
+	if _, err := wrongShape.form(target, typ, lay, ""); err == nil || !strings.Contains(err.Error(), "converting to") {
+		t.Fatalf("content that does not fit the type: %v", err)
+	}
+}
+
+// valuesSchema has every shape valuesMatch walks: a struct, a granular map,
+// an atomic map, a map list keyed by name, a set of scalars and an atomic
+// list.
+const valuesSchema = `types:
+- name: root
+  map:
+    fields:
+    - name: labels
+      type: {map: {elementType: {scalar: string}}}
+    - name: selector
+      type: {map: {elementType: {scalar: string}, elementRelationship: atomic}}
+    - name: items
+      type: {list: {elementType: {namedType: item}, elementRelationship: associative, keys: [name]}}
+    - name: tags
+      type: {list: {elementType: {scalar: string}, elementRelationship: associative}}
+    - name: steps
+      type: {list: {elementType: {scalar: string}, elementRelationship: atomic}}
+    - name: other
+      type: {namedType: missing}
+- name: item
+  map:
+    fields:
+    - name: name
+      type: {scalar: string}
+    - name: value
+      type: {scalar: numeric}
+`
+
+func TestValuesMatchByShape(t *testing.T) {
+	p, err := typed.NewParser(valuesSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := p.Type("root")
+	item := func(name string, v any) map[string]any { return map[string]any{"name": name, "value": v} }
+	observed := map[string]any{
+		"labels":   map[string]any{"a": "1", "b": "2"},
+		"selector": map[string]any{"a": "1", "b": "2"},
+		"items":    []any{item("x", int64(1)), item("y", int64(2))},
+		"tags":     []any{"p", "q"},
+		"steps":    []any{"s1", "s2"},
+		"other":    map[string]any{"k": "v"},
+	}
+	for _, tc := range []struct {
+		name  string
+		owned map[string]any
+		want  bool
+	}{
+		{"one label of several", map[string]any{"labels": map[string]any{"b": "2"}}, true},
+		{"a changed label", map[string]any{"labels": map[string]any{"b": "3"}}, false},
+		{"labels that are not a map", map[string]any{"labels": "a=1"}, false},
+		{"part of an atomic map", map[string]any{"selector": map[string]any{"a": "1"}}, false},
+		{"the whole atomic map", map[string]any{"selector": map[string]any{"a": "1", "b": "2"}}, true},
+		{"one keyed item, by its key", map[string]any{"items": []any{item("y", 2.0)}}, true},
+		{"a keyed item with another value", map[string]any{"items": []any{item("y", int64(3))}}, false},
+		{"a keyed item that is gone", map[string]any{"items": []any{item("z", int64(2))}}, false},
+		{"keyed items that are not a list", map[string]any{"items": item("x", int64(1))}, false},
+		{"one tag of a set", map[string]any{"tags": []any{"q"}}, true},
+		{"a tag not in the set", map[string]any{"tags": []any{"q", "r"}}, false},
+		{"tags that are not a list", map[string]any{"tags": "p"}, false},
+		{"part of an atomic list", map[string]any{"steps": []any{"s1"}}, false},
+		{"the whole atomic list", map[string]any{"steps": []any{"s1", "s2"}}, true},
+		{"a field of an unknown type, equal", map[string]any{"other": map[string]any{"k": "v"}}, true},
+		{"a field of an unknown type, different", map[string]any{"other": map[string]any{"k": "w"}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := valuesMatch(root.Schema, root.TypeRef, tc.owned, observed); got != tc.want {
+				t.Fatalf("valuesMatch = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	if valuesMatch(root.Schema, root.TypeRef, map[string]any{"items": []any{item("x", int64(1))}}, map[string]any{"items": []any{"x", item("y", int64(1))}}) {
+		t.Fatal("an item matched a list holding only other items")
+	}
+	if got := findByKeys([]any{"x", item("x", int64(1))}, item("x", int64(5)), []string{"name"}); !reflect.DeepEqual(got, item("x", int64(1))) {
+		t.Fatalf("findByKeys = %v", got)
+	}
+}
