@@ -151,12 +151,12 @@ func holdsKeyedList(s *schema.Schema, tr schema.TypeRef, depth int) bool {
 	}
 	switch {
 	case atom.List != nil:
-		if atom.List.ElementRelationship == schema.Associative && len(atom.List.Keys) > 0 {
+		if atom.List.ElementRelationship == schema.Associative && len(atom.Keys) > 0 {
 			return true
 		}
 		return holdsKeyedList(s, atom.List.ElementType, depth+1)
 	case atom.Map != nil:
-		for _, f := range atom.Map.Fields {
+		for _, f := range atom.Fields {
 			if holdsKeyedList(s, f.Type, depth+1) {
 				return true
 			}
