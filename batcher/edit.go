@@ -233,13 +233,15 @@ func subresourcePaths(sub ssa.Subresource, set *fieldpath.Set) *fieldpath.Set {
 			return
 		}
 		top := *p[0].FieldName
-		switch {
-		case sub == ssa.StatusSubresource:
+		if sub == ssa.StatusSubresource {
 			if top == "status" {
 				out.Insert(p)
 			}
-		case top == "status" || top == "apiVersion" || top == "kind":
-		case top == "metadata":
+			return
+		}
+		switch top {
+		case "status", "apiVersion", "kind":
+		case "metadata":
 			if len(p) > 1 && p[1].FieldName != nil && userMetadata(*p[1].FieldName) {
 				out.Insert(p)
 			}

@@ -18,6 +18,14 @@ func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return summary(o)
+}
+
+// summary is ownedBy for inspected ownership; nil for no ownership.
+func summary(o *Ownership) map[string]string {
+	if o == nil {
+		return nil
+	}
 	out := map[string]string{}
 	for _, e := range o.Entries {
 		s := ""
