@@ -41,74 +41,10 @@ func withoutIdentity(content map[string]any) map[string]any {
 	return out
 }
 
-// equalContent compares two unstructured values the way their JSON encodings
-// would compare, without encoding them.
-func equalContent(a, b any) bool {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			return isEmptyObject(av) && b == nil
-		}
-		for k, x := range av {
-			if y, ok := bv[k]; ok {
-				if !equalContent(x, y) {
-					return false
-				}
-			} else if !isEmptyValue(x) {
-				return false
-			}
-		}
-		for k, y := range bv {
-			if _, ok := av[k]; !ok && !isEmptyValue(y) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for i := range av {
-			if !equalContent(av[i], bv[i]) {
-				return false
-			}
-		}
-		return true
-	case nil:
-		if bm, ok := b.(map[string]any); ok {
-			return isEmptyObject(bm)
-		}
-		return b == nil
-	}
-	if same, numbers := jsonvalue.SameNumber(a, b); numbers {
-		return same
-	}
-	return a == b
-}
-
-// isEmptyValue reports whether v states nothing: nil, or an object holding
-// nothing (recursively). An apply configuration whose mutators allocated a
-// struct (status: {}) but set no field in it states nothing.
-func isEmptyValue(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return true
-	case map[string]any:
-		return isEmptyObject(x)
-	}
-	return false
-}
-
-func isEmptyObject(m map[string]any) bool {
-	for _, v := range m {
-		if !isEmptyValue(v) {
-			return false
-		}
-	}
-	return true
-}
+// equalContent compares two unstructured values as server-side apply sees
+// what they state (jsonvalue.EqualStated): an object holding nothing is the
+// same as an absent one.
+func equalContent(a, b any) bool { return jsonvalue.EqualStated(a, b) }
 
 // pruneEmpty removes, recursively, object-valued fields that hold nothing, so
 // that an apply does not claim an empty struct no mutator filled.

@@ -8,17 +8,40 @@ import "math"
 // Equal reports whether a and b would encode to the same JSON: maps by their
 // entries, slices element by element, numbers by their exact value whatever
 // Go type holds them (see SameNumber).
-func Equal(a, b any) bool {
+func Equal(a, b any) bool { return equal(a, b, false) }
+
+// EqualStated is Equal for what two values state, as server-side apply sees
+// an intent: an object holding nothing (recursively: {}, {"a": {}}, nil) is
+// the same as an absent one, so an apply configuration whose mutators
+// allocated a struct but set nothing in it states what one without it does.
+func EqualStated(a, b any) bool { return equal(a, b, true) }
+
+func equal(a, b any, emptyIsAbsent bool) bool {
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
-		if !ok || len(av) != len(bv) {
+		if !ok {
+			return emptyIsAbsent && b == nil && IsEmpty(av)
+		}
+		if !emptyIsAbsent && len(av) != len(bv) {
 			return false
 		}
 		for k, x := range av {
 			y, ok := bv[k]
-			if !ok || !Equal(x, y) {
+			switch {
+			case ok:
+				if !equal(x, y, emptyIsAbsent) {
+					return false
+				}
+			case !emptyIsAbsent || !IsEmpty(x):
 				return false
+			}
+		}
+		if emptyIsAbsent {
+			for k, y := range bv {
+				if _, ok := av[k]; !ok && !IsEmpty(y) {
+					return false
+				}
 			}
 		}
 		return true
@@ -28,16 +51,38 @@ func Equal(a, b any) bool {
 			return false
 		}
 		for i := range av {
-			if !Equal(av[i], bv[i]) {
+			if !equal(av[i], bv[i], emptyIsAbsent) {
 				return false
 			}
 		}
 		return true
+	case nil:
+		if bm, ok := b.(map[string]any); ok && emptyIsAbsent {
+			return IsEmpty(bm)
+		}
+		return b == nil
 	}
 	if same, numbers := SameNumber(a, b); numbers {
 		return same
 	}
 	return a == b
+}
+
+// IsEmpty reports whether v states nothing: nil, or an object holding
+// nothing (recursively).
+func IsEmpty(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case map[string]any:
+		for _, e := range x {
+			if !IsEmpty(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // SameNumber reports whether a and b are both numbers (isNumber) and, if so,

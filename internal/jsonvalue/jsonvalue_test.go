@@ -35,3 +35,33 @@ func TestEqual(t *testing.T) {
 		})
 	}
 }
+
+func TestEqualStated(t *testing.T) {
+	empty := map[string]any{"a": map[string]any{}}
+	cases := []struct {
+		name       string
+		a, b       any
+		stated, eq bool
+	}{
+		{"an empty object and nil", map[string]any{}, nil, true, false},
+		{"nested empty objects and an absent key", map[string]any{"s": empty}, map[string]any{}, true, false},
+		{"an absent key and a value", map[string]any{}, map[string]any{"a": "x"}, false, false},
+		{"nil and an empty object", nil, empty, true, false},
+		{"an empty list is not absent", map[string]any{"l": []any{}}, map[string]any{}, false, false},
+		{"numbers by value", map[string]any{"n": int64(1)}, map[string]any{"n": 1.0}, true, true},
+		{"lists element by element", []any{empty}, []any{map[string]any{}}, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := EqualStated(tc.a, tc.b); got != tc.stated {
+				t.Errorf("EqualStated = %v, want %v", got, tc.stated)
+			}
+			if got := EqualStated(tc.b, tc.a); got != tc.stated {
+				t.Errorf("EqualStated reversed = %v, want %v", got, tc.stated)
+			}
+			if got := Equal(tc.a, tc.b); got != tc.eq {
+				t.Errorf("Equal = %v, want %v", got, tc.eq)
+			}
+		})
+	}
+}
