@@ -7,9 +7,9 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
-	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,32 +59,12 @@ var auditConditions = widgets.CS("Ready", "True", "Synced", "True", "Progressing
 // phase merge-patched by a legacy writer, and two apply managers with a
 // condition each.
 func CreateAuditFleet(ctx context.Context, c client.Client, ns string, n, parallel int) error {
-	idx := make(chan int)
-	errs := make(chan error, parallel)
-	var wg sync.WaitGroup
-	for range parallel {
-		wg.Go(func() {
-			for i := range idx {
-				if err := createAuditObject(ctx, c, ns, fmt.Sprintf("a%04d", i)); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for i := range n {
-		idx <- i
+		g.Go(func() error { return createAuditObject(ctx, c, ns, fmt.Sprintf("a%04d", i)) })
 	}
-	close(idx)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return g.Wait()
 }
 
 // createAuditObject creates one object of the fleet.

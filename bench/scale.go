@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -192,32 +193,13 @@ func scaleRaw(ctx context.Context, c client.Client, objs []v1alpha1.Widget, para
 
 // CreateScaleObjects creates n Widgets in ns, parallel at a time.
 func CreateScaleObjects(ctx context.Context, h *Harness, ns string, n, parallel int) error {
-	idx := make(chan int)
-	errs := make(chan error, parallel)
-	var wg sync.WaitGroup
-	for range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range idx {
-				if _, err := h.CreateWidget(ctx, ns, fmt.Sprintf("s%04d", i)); err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-				}
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(parallel)
 	for i := range n {
-		idx <- i
+		g.Go(func() error {
+			_, err := h.CreateWidget(ctx, ns, fmt.Sprintf("s%04d", i))
+			return err
+		})
 	}
-	close(idx)
-	wg.Wait()
-	select {
-	case err := <-errs:
-		return err
-	default:
-		return nil
-	}
+	return g.Wait()
 }
