@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -112,9 +113,9 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		// of the schema-typed objects to pay for.
 		return nil
 	}
-	tv, err := e.tc.ObjectToTyped(e.probe(), typed.AllowDuplicates)
+	tv, err := kindSchema(e.tc, e.target.GVK)
 	if err != nil {
-		return fmt.Errorf("the schema of %s: %w", e.target.GVK, err)
+		return err
 	}
 	before, err := e.content(pristine)
 	if err != nil {
@@ -147,22 +148,33 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return nil
 }
 
-// probe is an empty object of the target's kind, for its schema.
-func (e *editor) probe() *unstructured.Unstructured {
-	u := &unstructured.Unstructured{Object: map[string]any{}}
-	u.SetGroupVersionKind(e.target.GVK)
-	return u
+// kindSchema returns the typed value of an empty object of gvk, whose
+// Schema and TypeRef are the kind's schema, for walking its content (the
+// Edit diff, shadow mode's comparison).
+func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*typed.TypedValue, error) {
+	probe := &unstructured.Unstructured{Object: map[string]any{}}
+	probe.SetGroupVersionKind(gvk)
+	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("the schema of %s: %w", gvk, err)
+	}
+	return tv, nil
 }
 
-// content returns a working object's content without managedFields (no
-// manager owns them, and they are most of a typical object's size), as a copy
-// that does not follow later edits.
-//
-// For the status subresource only the status is converted: nothing else is
-// compared there (see relevant), and the rest of a typed object, metadata
-// first, would cost most of the conversion.
+// content is subresourceContent of a working object.
 func (e *editor) content(obj client.Object) (map[string]any, error) {
-	if e.target.Subresource == ssa.StatusSubresource {
+	return subresourceContent(obj, e.target.Subresource)
+}
+
+// subresourceContent returns what an apply to sub can write on obj, as a
+// copy that does not follow later edits and without managedFields (no
+// manager owns them, and they are most of a typical object's size): the
+// status alone for the status subresource (nothing else is compared there,
+// see subresourcePaths, and the rest of a typed object, metadata first, would
+// cost most of the conversion); the whole object otherwise, and for kinds
+// without a recognisable status. obj is not modified.
+func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any, error) {
+	if sub == ssa.StatusSubresource {
 		if status, ok := statusContent(obj); ok {
 			return status, nil
 		}
@@ -170,10 +182,16 @@ func (e *editor) content(obj client.Object) (map[string]any, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object), nil
 	}
-	mfs := obj.GetManagedFields()
-	obj.SetManagedFields(nil)
-	defer obj.SetManagedFields(mfs)
-	return toContent(obj)
+	cp, ok := obj.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", obj)
+	}
+	cp.SetManagedFields(nil)
+	content, err := toContent(cp)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	return content, nil
 }
 
 // statusContent returns obj's status as {"status": content}, a copy that

@@ -10,12 +10,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
@@ -274,22 +272,20 @@ func jsonOrAbsent(v any, present bool) string {
 // reported.
 func Compare(tc managedfields.TypeConverter, t ssa.Target, live, result client.Object) (Divergence, error) {
 	d := Divergence{Target: t, ResourceVersion: live.GetResourceVersion()}
-	before, err := contentToCompare(live)
+	before, err := subresourceContent(live, t.Subresource)
 	if err != nil {
 		return d, fmt.Errorf("the live object: %w", err)
 	}
-	after, err := contentToCompare(result)
+	after, err := subresourceContent(result, t.Subresource)
 	if err != nil {
 		return d, fmt.Errorf("the result: %w", err)
 	}
 	if t.Subresource == ssa.StatusSubresource {
 		d.Conditions = compareConditions(takeConditions(before), takeConditions(after))
 	}
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(t.GVK)
-	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
+	tv, err := kindSchema(tc, t.GVK)
 	if err != nil {
-		return d, fmt.Errorf("the schema of %s: %w", t.GVK, err)
+		return d, err
 	}
 	changed, removed := fieldpath.NewSet(), fieldpath.NewSet()
 	diffContent(tv.Schema(), tv.TypeRef(), before, after, nil, changed, removed)
@@ -333,26 +329,6 @@ func fieldDivergence(p fieldpath.Path, lv any, lok bool, sv any, sok bool, v any
 		}
 		return FieldDivergence{Path: p, Change: Removed, Live: v}
 	}
-}
-
-// contentToCompare returns obj's content without managedFields, as a copy the
-// caller may change.
-func contentToCompare(obj client.Object) (map[string]any, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content := runtime.DeepCopyJSON(u.Object)
-		unstructured.RemoveNestedField(content, "metadata", "managedFields")
-		return content, nil
-	}
-	cp, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T is not a client.Object", obj)
-	}
-	cp.SetManagedFields(nil)
-	content, err := toContent(cp)
-	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
-	}
-	return content, nil
 }
 
 // takeConditions removes .status.conditions from content and returns them
