@@ -207,13 +207,7 @@ func (v *validNames) check(cond metav1.Condition, readErrs field.ErrorList) erro
 // known reports whether cond passes: its type and reason passed before and
 // its other fields pass ValidateCondition's plain checks.
 func (v *validNames) known(cond metav1.Condition) bool {
-	switch cond.Status {
-	case metav1.ConditionTrue, metav1.ConditionFalse, metav1.ConditionUnknown:
-	default:
-		return false
-	}
-	if cond.LastTransitionTime.IsZero() || !printable(cond.LastTransitionTime) || cond.ObservedGeneration < 0 ||
-		len(cond.Message) > maxConditionMessage {
+	if !plainFields(&cond) {
 		return false
 	}
 	v.mu.RLock()
