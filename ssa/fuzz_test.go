@@ -3,7 +3,6 @@ package ssa
 import (
 	"encoding/json"
 	"errors"
-	"math/big"
 	"strings"
 	"testing"
 	"time"
@@ -319,7 +318,9 @@ func sameState(a, b map[string]any) bool {
 		}
 		return dropEmpty(out)
 	}
-	return exactlyEqual(strip(a), strip(b))
+	// jsonvalue.Equal is itself held to exact rational comparison of numbers
+	// by jsonvalue's FuzzEqual; only the empty-is-absent rule is restated here.
+	return jsonvalue.Equal(strip(a), strip(b))
 }
 
 // dropEmpty removes nulls and objects that hold nothing from maps, and makes
@@ -345,48 +346,6 @@ func dropEmpty(v any) any {
 		return out
 	}
 	return v
-}
-
-// exactlyEqual compares unstructured values; numbers as exact rationals.
-func exactlyEqual(a, b any) bool {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for k, x := range av {
-			if y, ok := bv[k]; !ok || !exactlyEqual(x, y) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		bv, ok := b.([]any)
-		if !ok || len(av) != len(bv) {
-			return false
-		}
-		for i := range av {
-			if !exactlyEqual(av[i], bv[i]) {
-				return false
-			}
-		}
-		return true
-	case int64, float64:
-		x, y := exactNumber(a), exactNumber(b)
-		return y != nil && x.Cmp(y) == 0
-	}
-	return a == b
-}
-
-func exactNumber(v any) *big.Rat {
-	switch n := v.(type) {
-	case int64:
-		return new(big.Rat).SetInt64(n)
-	case float64:
-		return new(big.Rat).SetFloat64(n)
-	}
-	return nil
 }
 
 // FuzzOwned reads two arbitrary objects carrying one arbitrary Apply entry
