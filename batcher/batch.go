@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -53,8 +54,58 @@ type Batch struct {
 type object struct {
 	// observed is a copy of the object first queued, in its own Go type,
 	// then the API server's response to each apply (of the same type).
-	observed client.Object
+	observed observation
 	entries  []*entry
+}
+
+// observation is an object as the batch last saw it: a copy of the object
+// queued, or the API server's response to the last apply, kept as JSON and
+// decoded only when something needs the object (a later entry is built on
+// it, a result hook reads it). Most responses are never read: decoding them
+// would cost more client time than the rest of a Flush, and holding them
+// decoded more memory.
+type observation struct {
+	obj      client.Object // the object; with response set, an empty object of its type
+	response []byte
+}
+
+// observationOf returns an observation of obj.
+func observationOf(obj client.Object) observation { return observation{obj: obj} }
+
+// get returns the object, decoding a response once.
+func (o *observation) get() (client.Object, error) {
+	if o.response == nil {
+		return o.obj, nil
+	}
+	obj, err := ssa.DecodeResponse(o.response, o.obj)
+	if err != nil {
+		return nil, err
+	}
+	*o = observation{obj: obj}
+	return obj, nil
+}
+
+// answered moves the observation to what an apply left: its response,
+// decoded or not.
+func (o *observation) answered(res ssa.Result) {
+	switch {
+	case res.Object != nil:
+		*o = observation{obj: res.Object}
+	case res.Sent && res.Response != nil:
+		*o = observation{obj: emptyLike(o.obj), response: res.Response}
+	}
+}
+
+// emptyLike returns an empty object of obj's Go type (and kind, for an
+// unstructured one): all a pending response needs to be decoded.
+func emptyLike(obj client.Object) client.Object {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		out := &unstructured.Unstructured{}
+		out.SetGroupVersionKind(u.GroupVersionKind())
+		return out
+	}
+	out, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
+	return out
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -96,14 +147,14 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	id := t.Object()
 	o := b.objects[id]
 	if o == nil {
-		observed, ok := obj.DeepCopyObject().(client.Object)
+		cp, ok := obj.DeepCopyObject().(client.Object)
 		if !ok {
 			return fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
 		}
-		if u, isUnstructured := observed.(*unstructured.Unstructured); isUnstructured {
+		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
 			u.SetGroupVersionKind(t.GVK)
 		}
-		o = &object{observed: observed}
+		o = &object{observed: observationOf(cp)}
 		b.objects[id] = o
 		b.order = append(b.order, id)
 	}
@@ -277,7 +328,7 @@ func (b *Batch) recordPending(work []flushWork) {
 
 type flushWork struct {
 	object   *object
-	observed client.Object
+	observed observation
 	entries  []entryWork
 }
 
@@ -293,7 +344,11 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 	}
 	var errs []error
 	observed := w.observed
-	incarnation := observed.GetUID()
+	first, err := observed.get()
+	if err != nil {
+		return b.undecodable(w, err)
+	}
+	incarnation := first.GetUID()
 	mainFailed := false
 	for _, ew := range w.entries {
 		t := ew.entry.target
@@ -301,21 +356,27 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
 			continue
 		}
+		obs, err := observed.get()
+		if err != nil {
+			errs = append(errs, &ssa.Error{Target: t, Err: err})
+			continue
+		}
 		opts := applyOptions(ew.contribs)
-		if opts.Guarded && incarnation != "" && observed.GetUID() != incarnation {
+		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status
 			// apply's uid): a guarded entry was decided from the object that
 			// is gone, and its guard must not pass on the successor's
 			// resourceVersion.
-			errs = append(errs, &ssa.Error{Target: t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, observed.GetUID())})
+			errs = append(errs, &ssa.Error{Target: t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
 		opts.DryRun = dryRun != nil
-		res, err := b.applier.Apply(ctx, t, observed, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
-		if res.Object != nil {
-			observed = res.Object
-		}
+		// The response is decoded when the next entry or the next Flush
+		// needs it; a result hook reads it decoded.
+		opts.DeferDecode = dryRun == nil && b.onResult == nil
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		observed.answered(res)
 		if dryRun != nil {
 			dryRun(t, res, err)
 			if err != nil {
@@ -341,16 +402,30 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 	return errors.Join(errs...)
 }
 
+// undecodable fails every entry of w: the response its object was last seen
+// in cannot be decoded into the object's type, so nothing can be built on it.
+func (b *Batch) undecodable(w flushWork, err error) error {
+	errs := make([]error, 0, len(w.entries))
+	for _, ew := range w.entries {
+		errs = append(errs, &ssa.Error{Target: ew.entry.target, Err: err})
+	}
+	return errors.Join(errs...)
+}
+
 // shadowObject compares one object's entries with the live object (see
 // WithShadow): each a dry run built on the batch's observation, none
 // affecting another.
 func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
+	obs, err := w.observed.get()
+	if err != nil {
+		return b.undecodable(w, err)
+	}
 	var errs []error
 	for _, ew := range w.entries {
 		t := ew.entry.target
 		opts := applyOptions(ew.contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, w.observed, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue

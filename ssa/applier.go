@@ -55,10 +55,15 @@ type TypedBuild struct {
 
 // Result is what Apply did.
 type Result struct {
-	// Object is the object after Apply: the API server's response, or the
-	// observed object (possibly read again) when nothing was sent. It has the
-	// observed object's Go type.
+	// Object is the object after Apply: the API server's response, in the
+	// Go type of the object given to Apply, or, when nothing was sent, the
+	// observed object (unstructured when it was read again). It is nil when an apply was sent with
+	// ApplyOptions.DeferDecode: DecodeResponse decodes Response instead.
 	Object client.Object
+	// Response is the API server's response to the apply sent last, as JSON;
+	// nil when nothing was sent (and for kinds the scheme does not know, whose
+	// response the unstructured client decodes into Object).
+	Response []byte
 	// Observed is the object the last attempt's intent was built on: the
 	// observation given to Apply, or the object read again from the API
 	// server (for a missing managedFields or a guarded retry, as
@@ -168,6 +173,9 @@ type applyRun struct {
 	logger  logr.Logger
 	backoff wait.Backoff
 	res     Result
+	// like is the object given to Apply: responses are decoded into its Go
+	// type, even when an attempt was built on an unstructured re-read.
+	like client.Object
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
@@ -181,7 +189,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	return &applyRun{
 		Applier: a, t: t, build: b, opts: *o, policy: policy, labels: a.metrics.labels(t),
 		logger: log.FromContext(ctx), backoff: a.cfg.backoff,
-		res: Result{Object: observed},
+		res: Result{Object: observed}, like: observed,
 	}
 }
 
@@ -236,7 +244,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.res.Attempts++
 	r.res.Intent = in.body
-	resp, sendErr := r.send(ctx, r.t, in, obs, false, r.opts.DryRun)
+	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.opts)
 	if sendErr != nil {
 		return r.refused(ctx, in, obs, sendErr)
 	}
@@ -254,13 +262,18 @@ func (r *applyRun) skipped() {
 
 // applied records a successful apply and remembers what the manager now owns
 // from the response (not from a dry run's, which stored nothing).
-func (r *applyRun) applied(resp client.Object, in *prepared) {
+func (r *applyRun) applied(resp *answer, in *prepared) {
 	if !r.opts.DryRun {
 		r.remember(r.t, resp, in)
 		r.metrics.applies.With(r.labels).Inc()
 	}
-	r.debug("applied", "resourceVersion", resp.GetResourceVersion(), "dryRun", r.opts.DryRun)
-	r.res.Object, r.res.Sent = resp, true
+	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.opts.DryRun)
+	r.res.answered(resp)
+}
+
+// answered records the API server's response to the apply sent last.
+func (res *Result) answered(resp *answer) {
+	res.Object, res.Response, res.Sent = resp.obj, resp.raw, true
 }
 
 // refused handles an apply the API server did not accept: a field-manager
@@ -277,7 +290,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	}
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
-		if err := r.resolve(ctx, r.t, in, obs, &r.res, r.policy, sendErr, r.opts); err != nil {
+		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.opts); err != nil {
 			return false, err
 		}
 		if !r.opts.DryRun {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -613,23 +614,92 @@ func TestOwnedStateReuse(t *testing.T) {
 	}
 }
 
+// TestRemember remembers from a decoded response and from one whose decoding
+// was deferred (only its metadata read): both must remember the same.
 func TestRemember(t *testing.T) {
-	h := newHarness(t)
-	key := ownedKey{uid: "u1", manager: "m", sub: MainResource}
-	resp := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1", ResourceVersion: "9"}}
-	h.a.remember(h.t, resp, &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
-	if st := h.a.owned.get(key); st == nil || st.rv != "9" || len(st.content) != 0 {
-		t.Fatalf("a response without the manager's entry: remembered %+v, want nothing owned at 9", st)
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deferred=%v", deferred), func(t *testing.T) {
+			h := newHarness(t)
+			key := ownedKey{uid: "u1", manager: "m", sub: MainResource}
+			answerOf := func(w *v1alpha1.Widget) *answer {
+				if !deferred {
+					return &answer{obj: w}
+				}
+				raw, err := json.Marshal(w)
+				if err != nil {
+					t.Fatal(err)
+				}
+				a := &answer{raw: raw}
+				if err := readMeta(raw, &a.meta); err != nil {
+					t.Fatal(err)
+				}
+				return a
+			}
+			resp := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1", ResourceVersion: "9"}}
+			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
+			if st := h.a.owned.get(key); st == nil || st.rv != "9" || len(st.content) != 0 {
+				t.Fatalf("a response without the manager's entry: remembered %+v, want nothing owned at 9", st)
+			}
+			resp.ManagedFields = []metav1.ManagedFieldsEntry{
+				entry("m", metav1.ManagedFieldsOperationUpdate, "", `{"f:spec":{}}`),
+				entry("m", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`),
+				entry("m", metav1.ManagedFieldsOperationApply, "", `{"f:status":{"f:phase":{}}}`),
+			}
+			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"kind": "Widget", "status": map[string]any{"phase": "On"}}})
+			if st := h.a.owned.get(key); st == nil || !reflect.DeepEqual(st.content, map[string]any{"status": map[string]any{"phase": "On"}}) || string(st.entry) != `{"f:status":{"f:phase":{}}}` {
+				t.Fatalf("remembered %+v", st)
+			}
+			resp.ManagedFields[2].FieldsType = "FieldsV2"
+			h.a.remember(h.t, answerOf(resp), &prepared{})
+			if st := h.a.owned.get(key); st != nil {
+				t.Fatal("an entry of an unknown fieldsType left a state remembered")
+			}
+			resp.ManagedFields[2].FieldsType = "FieldsV1"
+			h.a.remember(h.t, answerOf(resp), &prepared{})
+			resp.ResourceVersion = ""
+			h.a.remember(h.t, answerOf(resp), &prepared{})
+			if st := h.a.owned.get(key); st != nil {
+				t.Fatal("a response without resourceVersion left a state remembered")
+			}
+		})
 	}
-	resp.ManagedFields = []metav1.ManagedFieldsEntry{entry("m", metav1.ManagedFieldsOperationApply, "", `{"f:status":{"f:phase":{}}}`)}
-	h.a.remember(h.t, resp, &prepared{content: map[string]any{"kind": "Widget", "status": map[string]any{"phase": "On"}}})
-	if st := h.a.owned.get(key); st == nil || !reflect.DeepEqual(st.content, map[string]any{"status": map[string]any{"phase": "On"}}) || string(st.entry) != `{"f:status":{"f:phase":{}}}` {
-		t.Fatalf("remembered %+v", st)
-	}
-	resp.ResourceVersion = ""
-	h.a.remember(h.t, resp, &prepared{})
-	if st := h.a.owned.get(key); st != nil {
-		t.Fatal("a response without resourceVersion left a state remembered")
+}
+
+// TestReadMeta reads only what precedes and makes up the metadata, and
+// refuses what is not an object's JSON.
+func TestReadMeta(t *testing.T) {
+	for _, tc := range []struct {
+		name, raw string
+		want      answerMeta
+		err       string
+	}{
+		{name: "metadata first", raw: `{"metadata":{"resourceVersion":"7","uid":"u1","managedFields":[{"manager":"m","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:a":{}}}]},"status":{}}`,
+			want: answerMeta{ResourceVersion: "7", UID: "u1", ManagedFields: []managedEntry{{Manager: "m", Operation: "Apply", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{"f:a":{}}`)}}}},
+		{name: "after apiVersion and kind", raw: `{"apiVersion":"v1","kind":"K","metadata":{"resourceVersion":"8"}}`, want: answerMeta{ResourceVersion: "8"}},
+		{name: "what follows the metadata is not read", raw: `{"metadata":{"resourceVersion":"9"},"status":{"broken"`, want: answerMeta{ResourceVersion: "9"}},
+		{name: "no metadata", raw: `{"kind":"K"}`, err: "it has no metadata"},
+		{name: "not an object", raw: `[1]`, err: "malformed JSON"},
+		{name: "a string with escapes", raw: `{"metadata":{"uid":"a\"b\u0041","resourceVersion":"1"}}`, want: answerMeta{ResourceVersion: "1", UID: `a"bA`}},
+		{name: "nulls and every kind of value skipped", raw: `{"kind":null,"x":[1,-2.5e3,true,false,null,{"a":[]}],"metadata":{"name":"n","labels":{"a":"b"},"resourceVersion":"3","managedFields":[{"manager":"m","time":"t","fieldsV1":null}]}}`,
+			want: answerMeta{ResourceVersion: "3", ManagedFields: []managedEntry{{Manager: "m", FieldsV1: json.RawMessage("null")}}}},
+		{name: "a bad number", raw: `{"x":1-2,"metadata":{}}`, err: "malformed JSON"},
+		{name: "an unterminated string", raw: `{"metadata":{"uid":"abc`, err: "malformed JSON"},
+		{name: "broken metadata", raw: `{"metadata":{"resourceVersion":7}}`, err: "decoding the API server's response"},
+		{name: "broken before the metadata", raw: `{"kind":}`, err: "decoding the API server's response"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got answerMeta
+			err := readMeta([]byte(tc.raw), &got)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want it to say %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("readMeta = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
 }
 

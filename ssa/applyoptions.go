@@ -43,6 +43,15 @@ type ApplyOptions struct {
 	// without DryRun: statusapply forces a write only for a TakeDeclared
 	// policy's declared fields.
 	AsOwner bool
+	// DeferDecode leaves decoding the API server's response to the caller:
+	// an apply that is sent returns Result.Response with Result.Object nil,
+	// and DecodeResponse makes the object when it is needed. Decoding a typed
+	// object costs more client time than the rest of an apply, and a caller
+	// that only needs to know the apply landed never reads it. What the
+	// Applier remembers is read from the response's metadata either way.
+	// batcher.Batch.Flush sets it and decodes a response only when a later
+	// entry, a result hook or the next Flush needs the object.
+	DeferDecode bool
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -71,6 +80,9 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	}
 	if o.AsOwner {
 		target.AsOwner = true
+	}
+	if o.DeferDecode {
+		target.DeferDecode = true
 	}
 }
 

@@ -38,23 +38,34 @@ func TestEqualContentAcrossShapes(t *testing.T) {
 	}
 }
 
-func TestEncodedApplyKeepsAResponseItCannotDecodeYet(t *testing.T) {
+func TestEncodedApplyKeepsTheResponse(t *testing.T) {
 	e := &encodedApply{body: []byte(`{"a":1}`)}
-	if err := e.UnmarshalJSON([]byte(`{"metadata":{"name":"w1","resourceVersion":"7"}}`)); err != nil {
+	buf := []byte(`{"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w1","resourceVersion":"7"}}`)
+	if err := e.UnmarshalJSON(buf); err != nil {
 		t.Fatal(err)
 	}
-	w := &v1alpha1.Widget{}
-	if err := e.decodeInto(w); err != nil || w.Name != "w1" || w.ResourceVersion != "7" {
-		t.Fatalf("decodeInto: %+v, %v", w.ObjectMeta, err)
+	buf[0] = 'x' // the client's buffer is not kept
+	w, err := DecodeResponse(e.response, &v1alpha1.Widget{})
+	if err != nil || w.GetName() != "w1" || w.GetResourceVersion() != "7" {
+		t.Fatalf("DecodeResponse: %+v, %v", w, err)
 	}
-	if err := (&encodedApply{}).decodeInto(w); err != nil {
-		t.Fatalf("nothing kept: %v", err)
+	if _, ok := w.(*v1alpha1.Widget); !ok {
+		t.Fatalf("decoded a %T, want a *v1alpha1.Widget", w)
+	}
+	like := &unstructured.Unstructured{}
+	like.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	u, err := DecodeResponse(e.response, like)
+	if err != nil || u.GetName() != "w1" || u.(*unstructured.Unstructured).GroupVersionKind() != like.GroupVersionKind() {
+		t.Fatalf("DecodeResponse like an unstructured object: %+v, %v", u, err)
+	}
+	if _, err := DecodeResponse(e.response, (*v1alpha1.Widget)(nil)); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("like a typed nil: %v", err)
 	}
 	if err := decodeObject([]byte(`{"metadata":`), &v1alpha1.Widget{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
 		t.Fatalf("a broken response into a typed object: %v", err)
 	}
-	if err := decodeObject([]byte(`{"metadata":`), &unstructured.Unstructured{}); err == nil {
-		t.Fatal("a broken response into an unstructured object decoded")
+	if err := decodeObject([]byte(`{"metadata":`), &unstructured.Unstructured{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
+		t.Fatalf("a broken response into an unstructured object: %v", err)
 	}
 }
 

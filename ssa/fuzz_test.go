@@ -1,8 +1,10 @@
 package ssa
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +17,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
@@ -490,4 +493,60 @@ func widgetWithEntry(content map[string]any, set any, manager string) *unstructu
 		map[string]any{"manager": manager, "operation": "Apply", "subresource": "status", "fieldsType": "FieldsV1", "fieldsV1": set},
 	}
 	return u
+}
+
+// FuzzReadMeta: readMeta, which decodes only the metadata's resourceVersion,
+// uid and managedFields out of a response, reads on valid JSON what
+// sigs.k8s.io/json (the decoder apimachinery's serializer uses: keys are
+// case-sensitive) reads into the same struct, refuses what that decoder
+// refuses, and never panics on malformed input.
+func FuzzReadMeta(f *testing.F) {
+	for _, seed := range []string{
+		`{"apiVersion":"v1","kind":"K","metadata":{"name":"n","uid":"u","resourceVersion":"7","managedFields":[{"manager":"m","operation":"Apply","subresource":"status","fieldsType":"FieldsV1","fieldsV1":{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{}}}}},"time":"2026-01-01T00:00:00Z"}]},"status":{}}`,
+		`{"metadata":{"uid":"a\"\u00e9\ud83d\ude00","managedFields":null}}`,
+		`{"metadata":null}`,
+		`{"metadata":{"resourceVersion":7}}`,
+		`{"metadata":{"ResourceVersion":"7"}}`,
+		`{"x":[1,2.5e-3,true,false,null,{}],"metadata":{"managedFields":[{"fieldsV1":[1,{"a":"b"}]}]}}`,
+		`[]`, `null`, `{"metadata":{"uid":"` + "\xff" + `"}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var got answerMeta
+		err := readMeta(raw, &got)
+		if !json.Valid(raw) || bytes.Count(raw, []byte(`"metadata"`)) > 1 || bytes.Count(raw, []byte(`"managedFields"`)) > 1 {
+			return // malformed (readMeta reads no further than the metadata) or a repeated key: no panic is all
+		}
+		var top map[string]json.RawMessage
+		if kjson.UnmarshalCaseSensitivePreserveInts(raw, &top) != nil || top["metadata"] == nil {
+			if err == nil {
+				t.Fatalf("readMeta(%s) = %+v, want an error: not an object with metadata", raw, got)
+			}
+			return
+		}
+		var want answerMeta
+		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(top["metadata"], &want)
+		if (err != nil) != (wantErr != nil) {
+			t.Fatalf("readMeta(%s): err %v, the reference's %v", raw, err, wantErr)
+		}
+		if err != nil {
+			return
+		}
+		for i := range want.ManagedFields {
+			// The reference keeps fieldsV1 as it was written, readMeta as a
+			// slice of raw: compare the JSON they hold.
+			nullAsAbsent := len(want.ManagedFields[i].FieldsV1) == 0 && string(got.ManagedFields[i].FieldsV1) == "null"
+			if !bytes.Equal(want.ManagedFields[i].FieldsV1, got.ManagedFields[i].FieldsV1) && !nullAsAbsent {
+				t.Fatalf("readMeta(%s): fieldsV1 %d = %s, want %s", raw, i, got.ManagedFields[i].FieldsV1, want.ManagedFields[i].FieldsV1)
+			}
+			got.ManagedFields[i].FieldsV1, want.ManagedFields[i].FieldsV1 = nil, nil
+		}
+		if len(got.ManagedFields) == 0 && len(want.ManagedFields) == 0 {
+			got.ManagedFields, want.ManagedFields = nil, nil // [] and null say the same
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("readMeta(%s) = %+v, want %+v", raw, got, want)
+		}
+	})
 }

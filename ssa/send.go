@@ -1,8 +1,8 @@
 package ssa
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -16,17 +16,14 @@ import (
 )
 
 // encodedApply is an apply configuration already encoded: the body is sent
-// as it is, and the response is decoded straight into an object of the
-// observed object's type. Encoding once serves both the no-op comparison and
-// the request; decoding into a typed object keeps what the batch holds after
-// a Flush small.
+// as it is, and the response is kept as it came (see answer). Encoding once
+// serves both the no-op comparison and the request.
 type encodedApply struct {
 	apiVersion, kind, name, namespace string
 	body                              []byte
-	into                              client.Object
-	// response keeps the response when the client reset this configuration
-	// before decoding into it (controller-runtime's fake client does), which
-	// loses into; decodeInto then decodes it.
+	// response is the API server's response. The client decodes it into
+	// this configuration; a client may reset the configuration first
+	// (controller-runtime's fake client does), which changes nothing here.
 	response []byte
 }
 
@@ -39,44 +36,25 @@ func (e *encodedApply) GetAPIVersion() *string { return &e.apiVersion }
 // MarshalJSON returns the body.
 func (e *encodedApply) MarshalJSON() ([]byte, error) { return e.body, nil }
 
-// UnmarshalJSON decodes the API server's response into the target object.
+// UnmarshalJSON keeps a copy of the API server's response (the client's
+// buffer is not ours to keep).
 func (e *encodedApply) UnmarshalJSON(data []byte) error {
-	if e.into == nil {
-		e.response = data
-		return nil
-	}
-	return decodeObject(data, e.into)
-}
-
-// decodeInto decodes a response that UnmarshalJSON had to keep.
-func (e *encodedApply) decodeInto(obj client.Object) error {
-	if e.response == nil {
-		return nil
-	}
-	return decodeObject(e.response, obj)
-}
-
-func decodeObject(data []byte, obj client.Object) error {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return u.UnmarshalJSON(data)
-	}
-	if err := json.Unmarshal(data, obj); err != nil {
-		return fmt.Errorf("decoding the API server's response: %w", err)
-	}
+	e.response = bytes.Clone(data)
 	return nil
 }
 
 // send makes the one request, holding the object's lane only for it, and
-// returns the API server's response as an object of obs's type.
-func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.Object, force, dryRun bool) (client.Object, error) {
+// returns the API server's response, decoded as an object of like's type
+// unless opts defer that.
+func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, opts ApplyOptions) (*answer, error) {
+	dryRun := opts.DryRun
 	release, err := a.lanes.acquire(ctx, t.Object())
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	resp := newObjectLike(obs, t)
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
-	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body, into: resp}
+	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
 	var ac runtime.ApplyConfiguration = encoded
 	var viaUnstructured *unstructured.Unstructured
 	if !a.cfg.scheme.Recognizes(t.GVK) {
@@ -116,18 +94,23 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 	}
 	if viaUnstructured != nil {
 		// The client decoded the response into viaUnstructured.
-		if u, ok := resp.(*unstructured.Unstructured); ok {
-			u.Object = viaUnstructured.Object
-		} else if err := runtime.DefaultUnstructuredConverter.FromUnstructured(viaUnstructured.Object, resp); err != nil {
-			return nil, fmt.Errorf("decoding the API server's response: %w", err)
-		}
-	} else if err := encoded.decodeInto(resp); err != nil {
-		return nil, err
+		return answerFromUnstructured(viaUnstructured, like, t)
+	}
+	return newAnswer(encoded.response, like, t, opts.DeferDecode)
+}
+
+// answerFromUnstructured wraps a response the unstructured client decoded.
+func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t Target) (*answer, error) {
+	resp := newObjectLike(like, t)
+	if out, ok := resp.(*unstructured.Unstructured); ok {
+		out.Object = u.Object
+	} else if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, resp); err != nil {
+		return nil, fmt.Errorf("decoding the API server's response: %w", err)
 	}
 	if resp.GetResourceVersion() == "" {
 		return nil, errors.New("the API server's response to the apply names no resourceVersion")
 	}
-	return resp, nil
+	return &answer{obj: resp}, nil
 }
 
 // resolve acts on a field-manager conflict by policy: it fails with a
@@ -136,13 +119,12 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, obs client.O
 // (TakeDeclared). Each decision is recorded as an event when a recorder is
 // set. An AsOwner dry run forces every conflict and records no event: it
 // decides nothing.
-func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
 		return conflictErr
 	}
-	dryRun := opts.DryRun
 	d := policy.Decide(cerr.Conflicts)
 	if opts.AsOwner {
 		d = conflicts.Decision{Action: conflicts.ActionForce, Conflicts: cerr.Conflicts}
@@ -150,7 +132,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs clien
 		conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
 	}
 	var (
-		resp client.Object
+		resp *answer
 		err  error
 	)
 	switch d.Action {
@@ -168,14 +150,14 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs clien
 		}
 		res.Attempts++
 		res.Intent = body
-		if resp, err = a.send(ctx, t, &prepared{body: body}, obs, false, dryRun); err != nil {
+		if resp, err = a.send(ctx, t, &prepared{body: body}, like, false, opts); err != nil {
 			return err
 		}
 		res.Yielded = d.Conflicts
 		log.FromContext(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
-		if resp, err = a.send(ctx, t, in, obs, true, dryRun); err != nil {
+		if resp, err = a.send(ctx, t, in, like, true, opts); err != nil {
 			return err
 		}
 		res.Taken = d.Conflicts
@@ -188,6 +170,6 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, obs clien
 		cerr.Conflicts = d.Conflicts
 		return cerr
 	}
-	res.Object, res.Sent = resp, true
+	res.answered(resp)
 	return nil
 }

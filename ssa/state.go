@@ -102,15 +102,15 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed *unstructured.
 
 // remember records what t's manager owns after a successful apply: what it
 // applied, at the response's resourceVersion and managedFields entry.
-func (a *Applier) remember(t Target, resp client.Object, in *prepared) {
-	key := ownedKey{uid: resp.GetUID(), manager: t.Manager, sub: t.Subresource}
-	raw, found, err := appliedEntry(resp, t.Manager, t.Subresource)
-	if err != nil || resp.GetResourceVersion() == "" {
+func (a *Applier) remember(t Target, resp *answer, in *prepared) {
+	key := ownedKey{uid: resp.uid(), manager: t.Manager, sub: t.Subresource}
+	raw, found, err := resp.entry(t.Manager, t.Subresource)
+	if err != nil || resp.resourceVersion() == "" {
 		a.owned.drop(key)
 		return
 	}
 	// What was applied is complete: the entry lists the fields of the body.
-	st := &ownedState{rv: resp.GetResourceVersion(), entry: raw, complete: true}
+	st := &ownedState{rv: resp.resourceVersion(), entry: raw, complete: true}
 	switch {
 	case !found:
 		st.content = map[string]any{}

@@ -1,0 +1,376 @@
+package ssa
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// answer is the API server's response to an apply: its JSON as it came, the
+// object decoded from it unless the caller deferred that, and what the
+// Applier remembers of it. Decoding a typed object from the response costs
+// more client time than everything else an apply does, and most responses
+// are never read: a reconcile's batch needs one only when a later entry of
+// the same object is built on it. What remember needs (resourceVersion, uid,
+// the managers' entries) is read from the metadata alone.
+type answer struct {
+	raw  []byte        // the response; nil when the client decoded it itself
+	obj  client.Object // the decoded response; nil while deferred
+	meta answerMeta    // read from raw when obj is nil
+}
+
+// answerMeta is the part of a response's metadata the Applier needs.
+type answerMeta struct {
+	ResourceVersion string         `json:"resourceVersion"`
+	UID             types.UID      `json:"uid"`
+	ManagedFields   []managedEntry `json:"managedFields"`
+}
+
+// managedEntry is one managedFields entry with its fields left encoded, as
+// metav1.FieldsV1 keeps them.
+type managedEntry struct {
+	Manager     string          `json:"manager"`
+	Operation   string          `json:"operation"`
+	Subresource string          `json:"subresource"`
+	FieldsType  string          `json:"fieldsType"`
+	FieldsV1    json.RawMessage `json:"fieldsV1"`
+}
+
+// newAnswer wraps a response: decoded into an object of like's type, or, with
+// deferDecode, only its metadata read.
+func newAnswer(raw []byte, like client.Object, t Target, deferDecode bool) (*answer, error) {
+	a := &answer{raw: raw}
+	if !deferDecode {
+		obj := newObjectLike(like, t)
+		if err := decodeObject(raw, obj); err != nil {
+			return nil, err
+		}
+		a.obj = obj
+	} else if err := readMeta(raw, &a.meta); err != nil {
+		return nil, err
+	}
+	if a.resourceVersion() == "" {
+		return nil, errors.New("the API server's response to the apply names no resourceVersion")
+	}
+	return a, nil
+}
+
+func (a *answer) resourceVersion() string {
+	if a.obj != nil {
+		return a.obj.GetResourceVersion()
+	}
+	return a.meta.ResourceVersion
+}
+
+func (a *answer) uid() types.UID {
+	if a.obj != nil {
+		return a.obj.GetUID()
+	}
+	return a.meta.UID
+}
+
+// entry returns the fields of manager's Apply entry for sub, as appliedEntry
+// does on an object.
+func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
+	if a.obj != nil {
+		return appliedEntry(a.obj, manager, sub)
+	}
+	for _, mf := range a.meta.ManagedFields {
+		if mf.Manager != manager || mf.Operation != string(metav1.ManagedFieldsOperationApply) || mf.Subresource != string(sub) {
+			continue
+		}
+		if err := checkFieldsType(manager, mf.FieldsType); err != nil {
+			return nil, false, err
+		}
+		if len(mf.FieldsV1) == 0 || bytes.Equal(mf.FieldsV1, []byte("null")) {
+			return []byte{}, true, nil
+		}
+		return mf.FieldsV1, true, nil
+	}
+	return nil, false, nil
+}
+
+// readMeta reads the metadata of an object's JSON into m. It walks the
+// top level up to the metadata (which the API server writes before spec and
+// status) and the metadata only, and decodes no more than resourceVersion,
+// uid and the managedFields entries (their fields kept as the raw JSON
+// metav1.FieldsV1 keeps): the rest of the object (spec, status, every other
+// metadata field) is skipped without being decoded. raw is a response the
+// client already checked to be valid JSON; anything else is refused with an
+// error where the walk notices (values it skips are not checked), and never
+// panics.
+func readMeta(raw []byte, m *answerMeta) error {
+	s := &jsonScan{b: raw}
+	found := false
+	err := s.object(func(key string) error {
+		if key != "metadata" {
+			return s.skip()
+		}
+		found = true
+		err := s.object(func(key string) error {
+			switch key {
+			case "resourceVersion":
+				return s.str(&m.ResourceVersion)
+			case "uid":
+				var uid string
+				err := s.str(&uid)
+				m.UID = types.UID(uid)
+				return err
+			case "managedFields":
+				return s.array(func() error {
+					var e managedEntry
+					err := s.object(func(key string) error {
+						switch key {
+						case "manager":
+							return s.str(&e.Manager)
+						case "operation":
+							return s.str(&e.Operation)
+						case "subresource":
+							return s.str(&e.Subresource)
+						case "fieldsType":
+							return s.str(&e.FieldsType)
+						case "fieldsV1":
+							start := s.i
+							if err := s.skip(); err != nil {
+								return err
+							}
+							e.FieldsV1 = json.RawMessage(s.b[start:s.i])
+							return nil
+						}
+						return s.skip()
+					})
+					m.ManagedFields = append(m.ManagedFields, e)
+					return err
+				})
+			}
+			return s.skip()
+		})
+		if err == nil {
+			// What follows the metadata is not read.
+			return errMetadataRead
+		}
+		return err
+	})
+	switch {
+	case errors.Is(err, errMetadataRead):
+		return nil
+	case err != nil:
+		return fmt.Errorf("decoding the API server's response: %w", err)
+	case !found:
+		return errors.New("decoding the API server's response: it has no metadata")
+	}
+	return nil
+}
+
+// jsonScan walks JSON text, decoding only the strings asked for.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+var (
+	errBadJSON      = errors.New("malformed JSON")
+	errMetadataRead = errors.New("the metadata is read")
+)
+
+func (s *jsonScan) space() {
+	for s.i < len(s.b) && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\n' || s.b[s.i] == '\r') {
+		s.i++
+	}
+}
+
+// peek returns the next non-space byte, or 0 at the end.
+func (s *jsonScan) peek() byte {
+	s.space()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// object walks an object, calling member for each key with the scanner at
+// its value; member must consume the value. A null is an empty object.
+func (s *jsonScan) object(member func(key string) error) error {
+	return s.collection('{', '}', func() error {
+		var key string
+		if err := s.str(&key); err != nil {
+			return err
+		}
+		if s.peek() != ':' {
+			return errBadJSON
+		}
+		s.i++
+		s.space()
+		return member(key)
+	})
+}
+
+// array walks an array, calling item with the scanner at each element; item
+// must consume it. A null is an empty array.
+func (s *jsonScan) array(item func() error) error {
+	return s.collection('[', ']', item)
+}
+
+func (s *jsonScan) collection(open, closing byte, each func() error) error {
+	switch s.peek() {
+	case open:
+	case 'n':
+		return s.literal("null")
+	default:
+		return errBadJSON
+	}
+	s.i++
+	if s.peek() == closing {
+		s.i++
+		return nil
+	}
+	for {
+		if err := each(); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.space()
+		case closing:
+			s.i++
+			return nil
+		default:
+			return errBadJSON
+		}
+	}
+}
+
+// str decodes a string into *out; a null leaves it empty.
+func (s *jsonScan) str(out *string) error {
+	switch s.peek() {
+	case '"':
+	case 'n':
+		return s.literal("null")
+	default:
+		return errBadJSON
+	}
+	start := s.i
+	if err := s.skipString(); err != nil {
+		return err
+	}
+	body := s.b[start+1 : s.i-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		*out = string(body)
+		return nil
+	}
+	// Escapes, or bytes encoding/json would replace: decode it as
+	// encoding/json does.
+	return json.Unmarshal(s.b[start:s.i], out)
+}
+
+func (s *jsonScan) literal(lit string) error {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+		return errBadJSON
+	}
+	s.i += len(lit)
+	return nil
+}
+
+// skip consumes one value of any type without decoding it. Inside objects
+// and arrays it only follows strings and nesting: it finds where a value
+// ends, it does not check it (the client did).
+func (s *jsonScan) skip() error {
+	switch c := s.peek(); {
+	case c == '{' || c == '[':
+		depth := 0
+		for ; s.i < len(s.b); s.i++ {
+			switch s.b[s.i] {
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					s.i++
+					return nil
+				}
+			case '"':
+				if err := s.skipString(); err != nil {
+					return err
+				}
+				s.i-- // the loop steps past the closing quote
+			}
+		}
+		return errBadJSON
+	case c == '"':
+		return s.skipString()
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := s.i
+		for s.i < len(s.b) && strings.IndexByte("+-.0123456789eE", s.b[s.i]) >= 0 {
+			s.i++
+		}
+		if !json.Valid(s.b[start:s.i]) {
+			return errBadJSON
+		}
+		return nil
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	}
+	return errBadJSON
+}
+
+// skipString consumes a string at s.i.
+func (s *jsonScan) skipString() error {
+	for s.i++; s.i < len(s.b); s.i++ {
+		switch s.b[s.i] {
+		case '\\':
+			s.i++
+		case '"':
+			s.i++
+			return nil
+		}
+	}
+	return errBadJSON
+}
+
+// DecodeResponse decodes an API server's response to an apply
+// (Result.Response) into a new object of like's Go type; an unstructured like
+// lends its kind. It is how a caller that set ApplyOptions.DeferDecode gets
+// Result.Object when it needs it.
+func DecodeResponse(raw []byte, like client.Object) (client.Object, error) {
+	if like == nil || (reflect.ValueOf(like).Kind() == reflect.Pointer && reflect.ValueOf(like).IsNil()) {
+		return nil, invalidf("nil object to decode a response like")
+	}
+	var obj client.Object
+	if u, ok := like.(*unstructured.Unstructured); ok {
+		out := &unstructured.Unstructured{}
+		out.SetGroupVersionKind(u.GroupVersionKind())
+		obj = out
+	} else {
+		obj, _ = reflect.New(reflect.TypeOf(like).Elem()).Interface().(client.Object)
+	}
+	if err := decodeObject(raw, obj); err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+func decodeObject(data []byte, obj client.Object) error {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if err := u.UnmarshalJSON(data); err != nil {
+			return fmt.Errorf("decoding the API server's response: %w", err)
+		}
+		return nil
+	}
+	if err := json.Unmarshal(data, obj); err != nil {
+		return fmt.Errorf("decoding the API server's response: %w", err)
+	}
+	return nil
+}
