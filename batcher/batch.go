@@ -164,7 +164,11 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 			return nil
 		}
 	}
-	o.entries = append(o.entries, &entry{target: t, contribs: []contribution{c}})
+	// Status functions queue contributions to one entry by the dozen: start
+	// with room for several.
+	contribs := make([]contribution, 1, 8)
+	contribs[0] = c
+	o.entries = append(o.entries, &entry{target: t, contribs: contribs})
 	return nil
 }
 
@@ -280,26 +284,34 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, observed: o.observed}
+		w := flushWork{object: o, observed: o.observed, entries: make([]entryWork, 0, len(o.entries))}
 		for _, e := range sendOrder(o.entries) {
-			w.entries = append(w.entries, entryWork{entry: e, contribs: append([]contribution(nil), e.contribs...)})
+			// Contributions are only ever appended, never changed in
+			// place: the Flush's share is a capped view, not a copy.
+			n := len(e.contribs)
+			w.entries = append(w.entries, entryWork{entry: e, contribs: e.contribs[:n:n]})
 		}
 		work = append(work, w)
 	}
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	sem := make(chan struct{}, b.concurrency)
-	var wg sync.WaitGroup
-	for i := range work {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = b.flushObject(ctx, work[i], dryRun)
-		}()
+	if len(work) == 1 {
+		// One object: its entries go in order anyway.
+		errs[0] = b.flushObject(ctx, work[0], dryRun)
+	} else {
+		sem := make(chan struct{}, b.concurrency)
+		var wg sync.WaitGroup
+		for i := range work {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = b.flushObject(ctx, work[i], dryRun)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if dryRun == nil {
 		b.compact()
 		if b.shadow == nil {
@@ -454,8 +466,21 @@ func (b *Batch) compact() {
 }
 
 // sendOrder returns an object's entries main resource first, each group in
-// queue order.
+// queue order: entries itself when they already are in that order.
 func sendOrder(entries []*entry) []*entry {
+	sawStatus := false
+	ordered := true
+	for _, e := range entries {
+		if e.target.Subresource != ssa.MainResource {
+			sawStatus = true
+		} else if sawStatus {
+			ordered = false
+			break
+		}
+	}
+	if ordered {
+		return entries
+	}
 	out := append([]*entry(nil), entries...)
 	sort.SliceStable(out, func(i, j int) bool {
 		return out[i].target.Subresource == ssa.MainResource && out[j].target.Subresource != ssa.MainResource

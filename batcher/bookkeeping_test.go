@@ -166,7 +166,9 @@ func TestApplyOptionsFromContributions(t *testing.T) {
 	yield, fail := conflicts.Yield(), conflicts.Fail()
 	c := func(opts ...ssa.ApplyOption) contribution {
 		var out contribution
-		out.opts.ApplyOptions(opts)
+		if len(opts) > 0 { // as contributeWith does
+			out.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
+		}
 		return out
 	}
 	for _, tc := range []struct {
@@ -205,8 +207,7 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	edit := contribution{observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
-		fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}}
+	edit := contribution{fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}}
 	for _, tc := range []struct {
 		name     string
 		contribs []contribution

@@ -62,21 +62,21 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 		return fmt.Errorf("%s: %w", t, invalid)
 	}
 	if len(opts) > 0 {
-		c.opts = *(&ssa.ApplyOptions{}).ApplyOptions(opts)
+		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
 	}
 	return b.add(t, obj, c)
 }
 
-// contribution is one queued mutator or edit. Its two types say everything
-// about the conversions it needs: the apply configuration type its mutator
-// edits, and the object type it observes. The caller's function is kept as
-// it is, with a generic caller for its type: queueing allocates no closure.
+// contribution is one queued mutator or edit. The caller's function is kept
+// as it is, with a generic caller for its type: queueing allocates no
+// closure, and the types that say which conversions it needs (the apply
+// configuration type its mutator edits, the object type it observes) follow
+// from the caller rather than being stored. A reconcile queues contributions
+// by the dozen: each is three words and a pointer.
 type contribution struct {
-	acType      reflect.Type // nil for Edits
-	observedTyp reflect.Type
-	fn          any              // the Mutator[O, AC] or Edit[O]
-	call        caller           // runs fn with its arguments' types
-	opts        ssa.ApplyOptions // the contribution's own options
+	fn   any               // the Mutator[O, AC] or Edit[O]
+	call caller            // runs fn with its arguments' types
+	opts *ssa.ApplyOptions // the contribution's own options; nil for none
 }
 
 // caller runs a contribution's function. Its implementations are empty
@@ -86,6 +86,8 @@ type caller interface {
 	mutate(fn, ac, observed any) error
 	edit(fn, obj any) error
 	isEdit() bool
+	acType() reflect.Type // nil for an Edit
+	observedType() reflect.Type
 }
 
 type mutatorCaller[O client.Object, AC any] struct{}
@@ -93,18 +95,28 @@ type mutatorCaller[O client.Object, AC any] struct{}
 func (mutatorCaller[O, AC]) mutate(fn, ac, observed any) error {
 	return fn.(Mutator[O, AC])(ac.(AC), observed.(O))
 }
-func (mutatorCaller[O, AC]) edit(any, any) error { return errors.New("a Mutator is not an Edit") }
-func (mutatorCaller[O, AC]) isEdit() bool        { return false }
+func (mutatorCaller[O, AC]) edit(any, any) error        { return errors.New("a Mutator is not an Edit") }
+func (mutatorCaller[O, AC]) isEdit() bool               { return false }
+func (mutatorCaller[O, AC]) acType() reflect.Type       { return reflect.TypeFor[AC]() }
+func (mutatorCaller[O, AC]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 
 type editCaller[O client.Object] struct{}
 
 func (editCaller[O]) mutate(any, any, any) error { return errors.New("an Edit is not a Mutator") }
 func (editCaller[O]) edit(fn, obj any) error     { return fn.(Edit[O])(obj.(O)) }
 func (editCaller[O]) isEdit() bool               { return true }
+func (editCaller[O]) acType() reflect.Type       { return nil }
+func (editCaller[O]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 
 // isEdit reports whether c is an Edit, which changes a copy of the object
 // instead of an apply configuration.
 func (c *contribution) isEdit() bool { return c.call.isEdit() }
+
+// acType is the apply configuration type c's Mutator edits; nil for an Edit.
+func (c *contribution) acType() reflect.Type { return c.call.acType() }
+
+// observedType is the object type c's function takes.
+func (c *contribution) observedType() reflect.Type { return c.call.observedType() }
 
 // mutate runs a Mutator on ac, given observed in the type it takes.
 func (c *contribution) mutate(ac, observed any) error { return c.call.mutate(c.fn, ac, observed) }
@@ -122,12 +134,7 @@ func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contributi
 	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
 		return contribution{}, fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
 	}
-	return contribution{
-		acType:      acType,
-		observedTyp: reflect.TypeFor[O](),
-		fn:          mutate,
-		call:        mutatorCaller[O, AC]{},
-	}, nil
+	return contribution{fn: mutate, call: mutatorCaller[O, AC]{}}, nil
 }
 
 // newFromContent returns a new value of pointer type typ holding a copy of u's
@@ -173,16 +180,16 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // throughout.
 func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
-	first := contribs[0]
-	if first.isEdit() || first.acType == unstructuredType {
+	acType := contribs[0].acType()
+	if acType == nil || acType == unstructuredType {
 		return b
 	}
-	for _, c := range contribs[1:] {
-		if c.acType != first.acType {
+	for i := range contribs[1:] {
+		if contribs[1+i].acType() != acType {
 			return b
 		}
 	}
-	b.Typed = &ssa.TypedBuild{Type: first.acType, Mutate: func(ac any, observed client.Object) error {
+	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
 		obs := observations{observed: observed, gvk: t.GVK}
 		for i := range contribs {
 			if err := obs.mutate(&contribs[i], ac, i, len(contribs)); err != nil {
@@ -244,9 +251,9 @@ func sameStep(a, b *contribution) bool {
 	case a.isEdit() != b.isEdit():
 		return false
 	case a.isEdit():
-		return a.observedTyp == b.observedTyp
+		return a.observedType() == b.observedType()
 	default:
-		return a.acType == b.acType
+		return a.acType() == b.acType()
 	}
 }
 
@@ -262,7 +269,7 @@ type observations struct {
 // the first-th of total contributions, on intent converted to that type once,
 // and stores the result back in intent.
 func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contribution, first, total int) error {
-	ac, err := newFromContent(run[0].acType, intent)
+	ac, err := newFromContent(run[0].acType(), intent)
 	if err != nil {
 		return err
 	}
@@ -281,16 +288,17 @@ func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contri
 
 // mutate runs c, the i-th of total contributions, on ac.
 func (o *observations) mutate(c *contribution, ac any, i, total int) error {
-	obs, ok := o.converted[c.observedTyp]
+	typ := c.observedType()
+	obs, ok := o.converted[typ]
 	if !ok {
 		var err error
-		if obs, err = observedAs(o.observed, c.observedTyp, o.gvk); err != nil {
+		if obs, err = observedAs(o.observed, typ, o.gvk); err != nil {
 			return err
 		}
 		if o.converted == nil {
 			o.converted = map[reflect.Type]any{}
 		}
-		o.converted[c.observedTyp] = obs
+		o.converted[typ] = obs
 	}
 	if err := c.mutate(ac, obs); err != nil {
 		return fmt.Errorf("mutator %d of %d: %w", i+1, total, err)
@@ -304,7 +312,9 @@ func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 func applyOptions(contribs []contribution) ssa.ApplyOptions {
 	var opts ssa.ApplyOptions
 	for i := range contribs {
-		contribs[i].opts.ApplyToApply(&opts)
+		if contribs[i].opts != nil {
+			contribs[i].opts.ApplyToApply(&opts)
+		}
 	}
 	return opts
 }

@@ -63,7 +63,7 @@ func EditObject[O client.Object](b *Batch, obj O, manager string, edit Edit[O], 
 }
 
 func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manager string, edit Edit[O], opts []ssa.ApplyOption) error {
-	c := contribution{observedTyp: reflect.TypeFor[O](), fn: edit, call: editCaller[O]{}}
+	c := contribution{fn: edit, call: editCaller[O]{}}
 	var invalid error
 	if edit == nil {
 		invalid = fmt.Errorf("%w: nil edit", ssa.ErrInvalidInput)
@@ -85,9 +85,10 @@ type editor struct {
 // place the run among the entry's contributions, for error messages.
 func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) error {
 	c := &run[0]
-	work, ok := e.working[c.observedTyp]
+	typ := c.observedType()
+	work, ok := e.working[typ]
 	if !ok {
-		obs, err := observedAs(e.observed, c.observedTyp, e.target.GVK)
+		obs, err := observedAs(e.observed, typ, e.target.GVK)
 		if err != nil {
 			return err
 		}
@@ -98,9 +99,9 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 			work, _ = e.observed.DeepCopyObject().(client.Object)
 		}
 		if work == nil {
-			return fmt.Errorf("%v is not a client.Object", c.observedTyp)
+			return fmt.Errorf("%v is not a client.Object", typ)
 		}
-		e.working[c.observedTyp] = work
+		e.working[typ] = work
 	}
 	pristine, _ := work.DeepCopyObject().(client.Object)
 	for i := range run {

@@ -106,14 +106,12 @@ func editRun(edits []func(*v1alpha1.Widget)) []contribution {
 	run := make([]contribution, 0, len(edits))
 	for _, e := range edits {
 		run = append(run, contribution{
-			observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
-			fn:          Edit[*v1alpha1.Widget](func(w *v1alpha1.Widget) error { e(w); return nil }),
-			call:        editCaller[*v1alpha1.Widget]{},
+			fn:   Edit[*v1alpha1.Widget](func(w *v1alpha1.Widget) error { e(w); return nil }),
+			call: editCaller[*v1alpha1.Widget]{},
 		})
 	}
 	if len(run) == 0 {
-		run = append(run, contribution{observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
-			fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}})
+		run = append(run, contribution{fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}})
 	}
 	return run
 }

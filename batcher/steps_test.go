@@ -11,12 +11,10 @@ import (
 )
 
 func TestSteps(t *testing.T) {
-	typed := contribution{acType: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
-		call: mutatorCaller[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration]{}}
-	unstr := contribution{acType: unstructuredType, observedTyp: reflect.TypeFor[*v1alpha1.Widget](),
-		call: mutatorCaller[*v1alpha1.Widget, *unstructured.Unstructured]{}}
-	edit := contribution{observedTyp: reflect.TypeFor[*v1alpha1.Widget](), call: editCaller[*v1alpha1.Widget]{}}
-	editU := contribution{observedTyp: reflect.TypeFor[*unstructured.Unstructured](), call: editCaller[*v1alpha1.Widget]{}}
+	typed := contribution{call: mutatorCaller[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration]{}}
+	unstr := contribution{call: mutatorCaller[*v1alpha1.Widget, *unstructured.Unstructured]{}}
+	edit := contribution{call: editCaller[*v1alpha1.Widget]{}}
+	editU := contribution{call: editCaller[*unstructured.Unstructured]{}}
 	cases := []struct {
 		name     string
 		contribs []contribution

@@ -190,8 +190,7 @@ func deepCopyAC(v any) any {
 
 func deepCopyValue(v reflect.Value) reflect.Value {
 	if v.Type() == conditionsACType {
-		conds, _ := v.Interface().([]metav1ac.ConditionApplyConfiguration)
-		return reflect.ValueOf(copyConditions(conds))
+		return reflect.ValueOf(copyConditions(conditionsOf(v)))
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -199,24 +198,13 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 			return v
 		}
 		out := reflect.New(v.Type().Elem())
-		out.Elem().Set(deepCopyValue(v.Elem()))
+		out.Elem().Set(v.Elem())
+		deepCopyFields(out.Elem())
 		return out
 	case reflect.Struct:
-		if v.Type() == timeType {
-			return v
-		}
 		out := reflect.New(v.Type()).Elem()
 		out.Set(v)
-		for i := range v.NumField() {
-			f := out.Field(i)
-			if !f.CanSet() { // unexported: copied with the struct
-				continue
-			}
-			switch f.Kind() {
-			case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface, reflect.Struct:
-				f.Set(deepCopyValue(v.Field(i)))
-			}
-		}
+		deepCopyFields(out)
 		return out
 	case reflect.Slice:
 		if v.IsNil() {
@@ -246,6 +234,43 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 		return out
 	}
 	return v
+}
+
+// deepCopyFields replaces, in a settable value that is a shallow copy, what
+// the copy still shares with its original: the referenced values of its
+// exported fields, and of its nested structs' fields. A time shares nothing.
+// A value that is not a struct (a pointer to a string, say) is replaced whole.
+func deepCopyFields(v reflect.Value) {
+	if v.Kind() != reflect.Struct {
+		v.Set(deepCopyValue(v))
+		return
+	}
+	if v.Type() == timeType {
+		return
+	}
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !f.CanSet() { // unexported: copied with the struct
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Struct:
+			deepCopyFields(f)
+		case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+			f.Set(deepCopyValue(f))
+		}
+	}
+}
+
+// conditionsOf reads a []ConditionApplyConfiguration value, through its
+// address when it has one (boxing a slice header would allocate).
+func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
+	if v.CanAddr() {
+		p, _ := v.Addr().Interface().(*[]metav1ac.ConditionApplyConfiguration)
+		return *p
+	}
+	conds, _ := v.Interface().([]metav1ac.ConditionApplyConfiguration)
+	return conds
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
@@ -352,9 +377,7 @@ func equalAC(a, b any) bool {
 
 func equalValue(a, b reflect.Value) bool {
 	if a.Type() == conditionsACType {
-		ca, _ := a.Interface().([]metav1ac.ConditionApplyConfiguration)
-		cb, _ := b.Interface().([]metav1ac.ConditionApplyConfiguration)
-		return equalConditions(ca, cb)
+		return equalConditions(conditionsOf(a), conditionsOf(b))
 	}
 	switch a.Kind() {
 	case reflect.Pointer, reflect.Interface:

@@ -29,7 +29,10 @@ func TestDeepCopyACIsIndependent(t *testing.T) {
 	*cp.Status.Conditions[0].Status = "False"
 	cp.Labels["app"] = "y"
 	*cp.Status.Phase = "Done"
-	if *orig.Status.Conditions[0].Status != "True" || orig.Labels["app"] != "x" || *orig.Status.Phase != "Running" {
+	*cp.Name = "other" // in the embedded *ObjectMetaApplyConfiguration
+	*cp.Kind = "Other" // in the embedded TypeMetaApplyConfiguration value
+	if *orig.Status.Conditions[0].Status != "True" || orig.Labels["app"] != "x" || *orig.Status.Phase != "Running" ||
+		*orig.Name != "w" || *orig.Kind != "Widget" {
 		t.Fatal("changing the copy changed the original")
 	}
 }

@@ -188,7 +188,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	}
 	return &applyRun{
 		Applier: a, t: t, build: b, opts: *o, policy: policy, labels: a.metrics.labels(t),
-		logger: log.FromContext(ctx), backoff: a.cfg.backoff,
+		logger: loggerFrom(ctx), backoff: a.cfg.backoff,
 		res: Result{Object: observed}, like: observed,
 	}
 }
@@ -210,6 +210,15 @@ func (r *applyRun) check() error {
 		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
+}
+
+// loggerFrom returns the context's logger, else controller-runtime's, as
+// log.FromContext does, without the copy FromContext makes to add no values.
+func loggerFrom(ctx context.Context) logr.Logger {
+	if l, err := logr.FromContext(ctx); err == nil {
+		return l
+	}
+	return log.Log
 }
 
 // debug logs at V(1), naming the target. The target's name is only built

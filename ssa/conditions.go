@@ -38,15 +38,28 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	if err := validateCondition(cond, nil); err != nil {
 		return err
 	}
-	ac := conditionAC(cond)
 	for i := range *conditions {
 		if t := (*conditions)[i].Type; t != nil && *t == cond.Type {
-			(*conditions)[i] = ac
+			if !holds(&(*conditions)[i], cond) {
+				(*conditions)[i] = conditionAC(cond)
+			}
 			return nil
 		}
 	}
-	*conditions = append(*conditions, ac)
+	*conditions = append(*conditions, conditionAC(cond))
 	return nil
+}
+
+// holds reports whether ac already states every field of cond as cond has
+// it, as they encode (times to the second): replacing it would change
+// nothing. A reconcile that changes nothing sets every condition it already
+// holds, so this saves an allocation per condition on the steady path.
+func holds(ac *metav1ac.ConditionApplyConfiguration, cond metav1.Condition) bool {
+	return ac.Status != nil && *ac.Status == cond.Status &&
+		ac.Reason != nil && *ac.Reason == cond.Reason &&
+		ac.Message != nil && *ac.Message == cond.Message &&
+		ac.ObservedGeneration != nil && *ac.ObservedGeneration == cond.ObservedGeneration &&
+		ac.LastTransitionTime != nil && ac.LastTransitionTime.Unix() == cond.LastTransitionTime.Unix()
 }
 
 // conditionAC is the apply configuration of cond with every field set, its

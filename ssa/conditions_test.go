@@ -95,6 +95,50 @@ func TestSetCondition(t *testing.T) {
 	}
 }
 
+// TestSetConditionKeepsWhatItHolds: setting a condition the list already
+// holds as it is keeps the entry (no new values are made), and any field that
+// differs replaces it. The control is a shortcut that trusted the type alone:
+// every case but the first would keep a stale field.
+func TestSetConditionKeepsWhatItHolds(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	base := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: "m", ObservedGeneration: 2, LastTransitionTime: at}
+	for _, tc := range []struct {
+		name   string
+		change func(*metav1.Condition)
+		kept   bool
+	}{
+		{"the same condition", func(*metav1.Condition) {}, true},
+		{"the same time in another second fraction and zone", func(c *metav1.Condition) {
+			c.LastTransitionTime = metav1.NewTime(at.Add(400 * time.Millisecond).In(time.FixedZone("x", 3600)))
+		}, true},
+		{"status", func(c *metav1.Condition) { c.Status = metav1.ConditionFalse }, false},
+		{"reason", func(c *metav1.Condition) { c.Reason = "Down" }, false},
+		{"message", func(c *metav1.Condition) { c.Message = "n" }, false},
+		{"observedGeneration", func(c *metav1.Condition) { c.ObservedGeneration = 3 }, false},
+		{"lastTransitionTime", func(c *metav1.Condition) { c.LastTransitionTime = metav1.NewTime(at.Add(time.Second)) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var conds []metav1ac.ConditionApplyConfiguration
+			if err := SetCondition(&conds, nil, 1, base); err != nil {
+				t.Fatal(err)
+			}
+			before := conds[0].Reason
+			next := base
+			tc.change(&next)
+			if err := SetCondition(&conds, nil, 1, next); err != nil {
+				t.Fatal(err)
+			}
+			if kept := conds[0].Reason == before; kept != tc.kept {
+				t.Fatalf("entry kept = %v, want %v", kept, tc.kept)
+			}
+			if len(conds) != 1 || *conds[0].Status != next.Status || *conds[0].Reason != next.Reason || *conds[0].Message != next.Message ||
+				*conds[0].ObservedGeneration != next.ObservedGeneration || conds[0].LastTransitionTime.Unix() != next.LastTransitionTime.Unix() {
+				t.Fatalf("conditions %+v, want exactly %+v", conds, next)
+			}
+		})
+	}
+}
+
 func TestSetConditionReplacesByType(t *testing.T) {
 	var conds []metav1ac.ConditionApplyConfiguration
 	for _, st := range []metav1.ConditionStatus{metav1.ConditionFalse, metav1.ConditionTrue} {

@@ -2,6 +2,7 @@ package ssa
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -25,6 +26,11 @@ type metrics struct {
 	// Shadow mode: entries compared by outcome, and what diverged.
 	shadowEntries     *prometheus.CounterVec
 	shadowDivergences *prometheus.CounterVec
+
+	// targetLabels holds one read-only label set per (manager, group,
+	// kind), so that an apply does not build one: most applies touch one
+	// counter, and the map would cost more than the count.
+	targetLabels sync.Map // [3]string -> prometheus.Labels
 }
 
 // Conflict classes, the values of statusapply_conflicts_total's class label.
@@ -117,7 +123,17 @@ func counter(name, help string, labels []string) *prometheus.CounterVec {
 }
 
 func (m *metrics) labels(t Target) prometheus.Labels {
-	return prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind}
+	return m.labelsOf([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
+}
+
+// labelsOf returns the label set of a (manager, group, kind); callers must
+// not modify it.
+func (m *metrics) labelsOf(key [3]string) prometheus.Labels {
+	if l, ok := m.targetLabels.Load(key); ok {
+		return l.(prometheus.Labels)
+	}
+	l, _ := m.targetLabels.LoadOrStore(key, prometheus.Labels{"manager": key[0], "group": key[1], "kind": key[2]})
+	return l.(prometheus.Labels)
 }
 
 // conflict counts a 409 of t in its class.
@@ -145,7 +161,7 @@ func (a *Applier) RecordPending(flushed, pending []Target) {
 		counts[[3]string{t.Manager, t.GVK.Group, t.GVK.Kind}]++
 	}
 	for k, n := range counts {
-		a.metrics.pending.With(prometheus.Labels{"manager": k[0], "group": k[1], "kind": k[2]}).Set(float64(n))
+		a.metrics.pending.With(a.metrics.labelsOf(k)).Set(float64(n))
 	}
 }
 

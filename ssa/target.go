@@ -72,10 +72,28 @@ func ValidateFieldManager(manager string) error {
 	if manager == "" {
 		return invalidf("empty field manager")
 	}
+	if plainManager(manager) {
+		return nil
+	}
 	if errs := metav1validation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
 		return fmt.Errorf("%w: field manager %.40q: %w", ErrInvalidInput, manager, errs.ToAggregate())
 	}
 	return nil
+}
+
+// plainManager reports whether manager is short printable ASCII, which the
+// API server's rule (at most 128 characters, each unicode.IsPrint) accepts
+// without building its error list: every Apply checks its manager.
+func plainManager(manager string) bool {
+	if len(manager) > metav1validation.FieldManagerMaxLength {
+		return false
+	}
+	for i := 0; i < len(manager); i++ {
+		if manager[i] < ' ' || manager[i] > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // String names the target the way errors and logs show it, for example
