@@ -315,6 +315,11 @@ func TestContributionErrorsNameTheirPlace(t *testing.T) {
 			_ = EditStatus(b, w, "m", func(o *v1alpha1.Widget) error { o.Status.Endpoint = "e"; return nil })
 			return Status(b, w, "m", func(*acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return boom })
 		}, "mutator 3 of 3: boom"},
+		{"the second mutator of a run after an edit", func(b *Batch, w *v1alpha1.Widget) error {
+			_ = EditStatus(b, w, "m", func(o *v1alpha1.Widget) error { o.Status.Phase = "A"; return nil })
+			_ = Status(b, w, "m", phase("On"))
+			return Status(b, w, "m", func(*acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return boom })
+		}, "mutator 3 of 3: boom"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newBatchFixture(t)

@@ -52,9 +52,12 @@ func (d *differ) diff(tr schema.TypeRef, before, after any, prefix fieldpath.Pat
 		return false // nothing below differs: no path to build
 	}
 	atom, ok := d.schema.Resolve(tr)
+	// Struct fields and map entries by name, items of map lists and sets by
+	// key or value; atomic values, and a type the schema lacks, whole.
+	byField := ok && atom.Map != nil && atom.Map.ElementRelationship != schema.Atomic
+	byItem := ok && atom.List != nil && atom.List.ElementRelationship == schema.Associative
 	switch {
-	case !ok:
-	case atom.Map != nil && atom.Map.ElementRelationship != schema.Atomic:
+	case byField:
 		bm, bok := before.(map[string]any)
 		am, aok := after.(map[string]any)
 		if !bok || !aok {
@@ -84,7 +87,7 @@ func (d *differ) diff(tr schema.TypeRef, before, after any, prefix fieldpath.Pat
 			}
 		}
 		return changedAny
-	case atom.List != nil && atom.List.ElementRelationship == schema.Associative:
+	case byItem:
 		bl, bok := before.([]any)
 		al, aok := after.([]any)
 		if !bok && before != nil || !aok && after != nil {
@@ -107,12 +110,11 @@ func (d *differ) diff(tr schema.TypeRef, before, after any, prefix fieldpath.Pat
 			}
 			afterKeys[k] = true
 			prev, had := beforeByKey[k]
-			switch {
-			case !had:
+			if !had {
 				pe, _ := elementOf(item, keys)
 				d.record(append(prefix.Copy(), pe), record)
 				changedAny = true
-			case len(keys) > 0 && !jsonvalue.Equal(prev, item):
+			} else if len(keys) > 0 && !jsonvalue.Equal(prev, item) {
 				pe, _ := elementOf(item, keys)
 				p := append(prefix.Copy(), pe)
 				if !whole {
@@ -149,13 +151,13 @@ func holdsKeyedList(s *schema.Schema, tr schema.TypeRef, depth int) bool {
 	if !ok || depth > 32 {
 		return true // unknown: take the leaf-by-leaf walk
 	}
-	switch {
-	case atom.List != nil:
+	if atom.List != nil {
 		if atom.List.ElementRelationship == schema.Associative && len(atom.Keys) > 0 {
 			return true
 		}
 		return holdsKeyedList(s, atom.List.ElementType, depth+1)
-	case atom.Map != nil:
+	}
+	if atom.Map != nil {
 		for _, f := range atom.Fields {
 			if holdsKeyedList(s, f.Type, depth+1) {
 				return true
@@ -250,8 +252,7 @@ func copyPath(dst, src any, p fieldpath.Path) (out any, found bool) {
 		return runtime.DeepCopyJSONValue(src), true
 	}
 	pe := p[0]
-	switch {
-	case pe.FieldName != nil:
+	if pe.FieldName != nil {
 		sm, ok := src.(map[string]any)
 		if !ok {
 			return dst, false
@@ -269,7 +270,8 @@ func copyPath(dst, src any, p fieldpath.Path) (out any, found bool) {
 			dm[*pe.FieldName] = nv
 		}
 		return dm, found
-	case pe.Key != nil || pe.Value != nil:
+	}
+	if pe.Key != nil || pe.Value != nil {
 		sl, _ := src.([]any)
 		si := indexOf(sl, pe)
 		if si < 0 {
@@ -326,8 +328,7 @@ func removePath(node any, p fieldpath.Path) any {
 		return node
 	}
 	pe := p[0]
-	switch {
-	case pe.FieldName != nil:
+	if pe.FieldName != nil {
 		m, ok := node.(map[string]any)
 		if !ok {
 			return node
@@ -340,7 +341,8 @@ func removePath(node any, p fieldpath.Path) any {
 			m[*pe.FieldName] = removePath(child, p[1:])
 		}
 		return m
-	case pe.Key != nil || pe.Value != nil:
+	}
+	if pe.Key != nil || pe.Value != nil {
 		l, ok := node.([]any)
 		i := indexOf(l, pe)
 		if !ok || i < 0 {

@@ -399,8 +399,7 @@ func compareConditions(live, shadow map[string]map[string]any) []ConditionDiverg
 func valueAt(content any, p fieldpath.Path) (any, bool) {
 	node := content
 	for _, pe := range p {
-		switch {
-		case pe.FieldName != nil:
+		if pe.FieldName != nil {
 			m, ok := node.(map[string]any)
 			if !ok {
 				return nil, false
@@ -408,14 +407,14 @@ func valueAt(content any, p fieldpath.Path) (any, bool) {
 			if node, ok = m[*pe.FieldName]; !ok {
 				return nil, false
 			}
-		case pe.Key != nil || pe.Value != nil:
+		} else if pe.Key != nil || pe.Value != nil {
 			l, _ := node.([]any)
 			i := indexOf(l, pe)
 			if i < 0 {
 				return nil, false
 			}
 			node = l[i]
-		default:
+		} else {
 			return nil, false
 		}
 	}

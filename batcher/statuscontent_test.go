@@ -8,8 +8,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ssa"
 )
 
 func TestStatusContent(t *testing.T) {
@@ -43,5 +45,34 @@ func TestStatusContent(t *testing.T) {
 	_ = unstructured.SetNestedField(u.Object, "Failed", "status", "phase")
 	if before["status"].(map[string]any)["phase"] != "Running" {
 		t.Fatal("the content followed a later edit")
+	}
+}
+
+// An apply to the status subresource writes .status; one to the object
+// writes everything else but system metadata.
+func TestSubresourcePaths(t *testing.T) {
+	all := []fieldpath.Path{
+		fieldpath.MakePathOrDie("status", "phase"),
+		fieldpath.MakePathOrDie("spec", "replicas"),
+		fieldpath.MakePathOrDie("metadata"),
+		fieldpath.MakePathOrDie("metadata", "labels", "app"),
+		fieldpath.MakePathOrDie("metadata", "finalizers"),
+		fieldpath.MakePathOrDie("metadata", "resourceVersion"),
+		fieldpath.MakePathOrDie("apiVersion"),
+		fieldpath.MakePathOrDie("kind"),
+		{},
+	}
+	for _, tc := range []struct {
+		sub  ssa.Subresource
+		want []string
+	}{
+		{ssa.StatusSubresource, []string{".status.phase"}},
+		{ssa.MainResource, []string{".metadata.finalizers", ".metadata.labels.app", ".spec.replicas"}},
+	} {
+		t.Run(string(tc.sub)+" subresource", func(t *testing.T) {
+			if got := paths(subresourcePaths(tc.sub, fieldpath.NewSet(all...))); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("subresourcePaths = %q, want %q", got, tc.want)
+			}
+		})
 	}
 }
