@@ -247,14 +247,13 @@ func steps(contribs []contribution) []step {
 
 // sameStep reports whether b can be built in the same step as a.
 func sameStep(a, b *contribution) bool {
-	switch {
-	case a.isEdit() != b.isEdit():
+	if a.isEdit() != b.isEdit() {
 		return false
-	case a.isEdit():
-		return a.observedType() == b.observedType()
-	default:
-		return a.acType() == b.acType()
 	}
+	if a.isEdit() {
+		return a.observedType() == b.observedType()
+	}
+	return a.acType() == b.acType()
 }
 
 // observations hands mutators the observed object in the types they take,

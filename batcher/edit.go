@@ -216,12 +216,11 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 			continue
 		}
 		f := v.Field(i)
-		switch {
-		case f.Kind() == reflect.Struct:
+		if f.Kind() == reflect.Struct {
 			f = f.Addr()
-		case f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Struct:
+		} else if f.Kind() != reflect.Pointer || f.Type().Elem().Kind() != reflect.Struct {
 			return nil, false
-		case f.IsNil():
+		} else if f.IsNil() {
 			return map[string]any{}, true
 		}
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
