@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -131,12 +130,7 @@ func RunScale(ctx context.Context, h *Harness, ns string, cfg ScaleConfig, logf 
 }
 
 func scaleStatusapply(ctx context.Context, applier *ssa.Applier, objs []v1alpha1.Widget, parallel int, on bool) (int, error) {
-	var failed atomic.Int64 // the hook runs on Flush's goroutines
-	b := batcher.New(applier, batcher.WithConcurrency(parallel), batcher.WithResultHook(func(_ ssa.Target, _ ssa.Result, err error) {
-		if err != nil {
-			failed.Add(1)
-		}
-	}))
+	b := batcher.New(applier, batcher.WithConcurrency(parallel))
 	for i := range objs {
 		for m, manager := range ScaleManagers {
 			err := batcher.Status(b, &objs[i], manager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
@@ -151,7 +145,8 @@ func scaleStatusapply(ctx context.Context, applier *ssa.Applier, objs []v1alpha1
 		}
 	}
 	err := b.Flush(ctx)
-	return int(failed.Load()), err
+	// Entries that failed stay queued.
+	return len(b.Pending()), err
 }
 
 func scaleRaw(ctx context.Context, c client.Client, objs []v1alpha1.Widget, parallel int, on bool) (int, error) {

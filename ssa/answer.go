@@ -94,7 +94,9 @@ func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
 		if len(mf.FieldsV1) == 0 || bytes.Equal(mf.FieldsV1, []byte("null")) {
 			return []byte{}, true, nil
 		}
-		return mf.FieldsV1, true, nil
+		// A copy: the fields are a slice of the whole response, which a
+		// remembered state must not keep alive.
+		return bytes.Clone(mf.FieldsV1), true, nil
 	}
 	return nil, false, nil
 }
