@@ -88,10 +88,9 @@ func (o *observation) get() (client.Object, error) {
 // answered moves the observation to what an apply left: its response,
 // decoded or not.
 func (o *observation) answered(res ssa.Result) {
-	switch {
-	case res.Object != nil:
+	if res.Object != nil {
 		*o = observation{obj: res.Object}
-	case res.Sent && res.Response != nil:
+	} else if res.Sent && res.Response != nil {
 		*o = observation{obj: emptyLike(o.obj), response: res.Response}
 	}
 }

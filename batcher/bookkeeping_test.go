@@ -216,6 +216,7 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 		{"one typed mutator", []contribution{typedC}, true},
 		{"two of one type", []contribution{typedC, typedC}, true},
 		{"then another type", []contribution{typedC, otherC}, false},
+		{"another type third", []contribution{typedC, typedC, otherC}, false},
 		{"then an unstructured one", []contribution{typedC, unstructuredC}, false},
 		{"an unstructured one first", []contribution{unstructuredC, typedC}, false},
 		{"an edit first", []contribution{edit, typedC}, false},
@@ -355,6 +356,10 @@ func TestFailedMainResourceHoldsBackStatus(t *testing.T) {
 		}
 		if r.Result.Sent {
 			s += " sent"
+			// A dry run's answer is decoded: it is what the caller reads.
+			if w, ok := r.Result.Object.(*v1alpha1.Widget); !ok || w.Name != r.Target.Name {
+				t.Fatalf("%s: the dry run's Result.Object is %#v, want the answer as a *v1alpha1.Widget", s, r.Result.Object)
+			}
 		}
 		got = append(got, s)
 	}

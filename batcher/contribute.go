@@ -184,8 +184,8 @@ func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution
 	if acType == nil || acType == unstructuredType {
 		return b
 	}
-	for i := range contribs[1:] {
-		if contribs[1+i].acType() != acType {
+	for i := 1; i < len(contribs); i++ {
+		if contribs[i].acType() != acType {
 			return b
 		}
 	}

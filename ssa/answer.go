@@ -162,12 +162,13 @@ func readMeta(raw []byte, m *answerMeta) error {
 		}
 		return err
 	})
-	switch {
-	case errors.Is(err, errMetadataRead):
+	if errors.Is(err, errMetadataRead) {
 		return nil
-	case err != nil:
+	}
+	if err != nil {
 		return fmt.Errorf("decoding the API server's response: %w", err)
-	case !found:
+	}
+	if !found {
 		return errors.New("decoding the API server's response: it has no metadata")
 	}
 	return nil
@@ -287,8 +288,8 @@ func (s *jsonScan) literal(lit string) error {
 // and arrays it only follows strings and nesting: it finds where a value
 // ends, it does not check it (the client did).
 func (s *jsonScan) skip() error {
-	switch c := s.peek(); {
-	case c == '{' || c == '[':
+	switch c := s.peek(); c {
+	case '{', '[':
 		depth := 0
 		for ; s.i < len(s.b); s.i++ {
 			switch s.b[s.i] {
@@ -307,25 +308,28 @@ func (s *jsonScan) skip() error {
 			}
 		}
 		return errBadJSON
-	case c == '"':
+	case '"':
 		return s.skipString()
-	case c == '-' || (c >= '0' && c <= '9'):
-		start := s.i
-		for s.i < len(s.b) && strings.IndexByte("+-.0123456789eE", s.b[s.i]) >= 0 {
-			s.i++
-		}
-		if !json.Valid(s.b[start:s.i]) {
-			return errBadJSON
-		}
-		return nil
-	case c == 't':
+	case 't':
 		return s.literal("true")
-	case c == 'f':
+	case 'f':
 		return s.literal("false")
-	case c == 'n':
+	case 'n':
 		return s.literal("null")
 	}
-	return errBadJSON
+	return s.skipNumber()
+}
+
+// skipNumber consumes a number, checking it as encoding/json would.
+func (s *jsonScan) skipNumber() error {
+	start := s.i
+	for s.i < len(s.b) && strings.IndexByte("+-.0123456789eE", s.b[s.i]) >= 0 {
+		s.i++
+	}
+	if !json.Valid(s.b[start:s.i]) {
+		return errBadJSON
+	}
+	return nil
 }
 
 // skipString consumes a string at s.i.

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -665,6 +667,33 @@ func TestRemember(t *testing.T) {
 	}
 }
 
+// TestNewAnswer decodes a response into the observed object's type, or with
+// decoding deferred reads its metadata only; either refuses a response that
+// cannot be read or names no resourceVersion.
+func TestNewAnswer(t *testing.T) {
+	target := Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w1", Manager: "m", Subresource: StatusSubresource}
+	raw := []byte(`{"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w1","namespace":"ns","uid":"u1","resourceVersion":"5","managedFields":[{"manager":"m","operation":"Apply","subresource":"status","fieldsType":"FieldsV1","fieldsV1":{"f:status":{}}}]},"status":{"phase":"On"}}`)
+	for _, deferred := range []bool{false, true} {
+		a, err := newAnswer(raw, &v1alpha1.Widget{}, target, deferred)
+		if err != nil {
+			t.Fatalf("deferred=%v: %v", deferred, err)
+		}
+		entry, found, err := a.entry("m", StatusSubresource)
+		if a.resourceVersion() != "5" || a.uid() != "u1" || !found || err != nil || string(entry) != `{"f:status":{}}` {
+			t.Fatalf("deferred=%v: rv %q uid %q entry %s %v %v", deferred, a.resourceVersion(), a.uid(), entry, found, err)
+		}
+		if w, ok := a.obj.(*v1alpha1.Widget); deferred != (a.obj == nil) || (!deferred && (!ok || w.Status.Phase != "On")) {
+			t.Fatalf("deferred=%v: object %#v", deferred, a.obj)
+		}
+		if _, err := newAnswer([]byte(`{"metadata":{"name":"w1"}}`), &v1alpha1.Widget{}, target, deferred); err == nil || !strings.Contains(err.Error(), "names no resourceVersion") {
+			t.Fatalf("deferred=%v: a response without resourceVersion: %v", deferred, err)
+		}
+		if _, err := newAnswer([]byte(`{"metadata":`), &v1alpha1.Widget{}, target, deferred); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
+			t.Fatalf("deferred=%v: a broken response: %v", deferred, err)
+		}
+	}
+}
+
 // TestReadMeta reads only what precedes and makes up the metadata, and
 // refuses what is not an object's JSON.
 func TestReadMeta(t *testing.T) {
@@ -683,6 +712,16 @@ func TestReadMeta(t *testing.T) {
 		{name: "nulls and every kind of value skipped", raw: `{"kind":null,"x":[1,-2.5e3,true,false,null,{"a":[]}],"metadata":{"name":"n","labels":{"a":"b"},"resourceVersion":"3","managedFields":[{"manager":"m","time":"t","fieldsV1":null}]}}`,
 			want: answerMeta{ResourceVersion: "3", ManagedFields: []managedEntry{{Manager: "m", FieldsV1: json.RawMessage("null")}}}},
 		{name: "a bad number", raw: `{"x":1-2,"metadata":{}}`, err: "malformed JSON"},
+		{name: "indented", raw: "{\n\t\"kind\" : \"K\" ,\r\n \"metadata\": {\"resourceVersion\" :\"4\" }\n}", want: answerMeta{ResourceVersion: "4"}},
+		{name: "a string that starts with an escape", raw: `{"metadata":{"uid":"\"u\""}}`, want: answerMeta{UID: `"u"`}},
+		{name: "cut after a value", raw: `{"metadata":{"uid":"u"`, err: "malformed JSON"},
+		{name: "cut after the opening brace", raw: `{`, err: "malformed JSON"},
+		{name: "cut inside a skipped object", raw: `{"spec":{"a":[1,"x"`, err: "malformed JSON"},
+		{name: "a bad literal", raw: `{"x":nul,"metadata":{}}`, err: "malformed JSON"},
+		{name: "numbers of every form", raw: `{"x":[-0.5e+3,1E-2,7],"y":12,"metadata":{"uid":"u"}}`, want: answerMeta{UID: "u"}},
+		{name: "cut after a number", raw: `{"x":12`, err: "malformed JSON"},
+		{name: "nothing where a value belongs", raw: `{"x":}`, err: "malformed JSON"},
+		{name: "no colon", raw: `{"metadata" {}}`, err: "malformed JSON"},
 		{name: "an unterminated string", raw: `{"metadata":{"uid":"abc`, err: "malformed JSON"},
 		{name: "broken metadata", raw: `{"metadata":{"resourceVersion":7}}`, err: "decoding the API server's response"},
 		{name: "broken before the metadata", raw: `{"kind":}`, err: "decoding the API server's response"},
@@ -864,3 +903,18 @@ func metricValue(m prometheus.Metric) float64 {
 // intentOf is the intent Apply sent last, without the newline an
 // unstructured encoding ends with.
 func intentOf(res Result) string { return strings.TrimSpace(string(res.Intent)) }
+
+// TestApplyLogsToTheContextLogger: Apply writes to the logger the context
+// carries, not to controller-runtime's global one.
+func TestApplyLogsToTheContextLogger(t *testing.T) {
+	h := newHarness(t)
+	var lines []string
+	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
+	ctx := logr.NewContext(context.Background(), logger)
+	if _, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], `"msg"="applied"`) || !strings.Contains(lines[0], "Widget ns/w1") {
+		t.Fatalf("logged %q, want one line saying it applied, naming Widget ns/w1", lines)
+	}
+}

@@ -82,3 +82,18 @@ func TestValidateFieldManager(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateFieldManagerPlainNamesCostNothing: every Apply checks its
+// manager, so a name of printable ASCII up to the length limit (the edges
+// included) is accepted without building the API server's error list, which
+// allocates. Other valid names take the full check.
+func TestValidateFieldManagerPlainNamesCostNothing(t *testing.T) {
+	for _, name := range []string{"readiness", " spaced ~tilde ", strings.Repeat("m", 128)} {
+		if n := testing.AllocsPerRun(10, func() { _ = ValidateFieldManager(name) }); n != 0 {
+			t.Errorf("ValidateFieldManager(%q) allocated %v times, want none", name, n)
+		}
+	}
+	if n := testing.AllocsPerRun(10, func() { _ = ValidateFieldManager("contrôleur") }); n == 0 {
+		t.Error("a name beyond ASCII took the fast path; the API server's check must decide it")
+	}
+}
