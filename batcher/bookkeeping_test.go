@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -32,23 +33,33 @@ type fixture struct {
 
 func newBatchFixture(t *testing.T) *fixture {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(s).
-		WithTypeConverters(applyconfiguration.NewTypeConverter(s)).
-		WithStatusSubresource(&v1alpha1.Widget{}).
-		WithObjects(
-			&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns", UID: "u0"}},
-			&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1"}},
-		).Build()
+	c, tc := fakeWidgetClient(t,
+		&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns", UID: "u0"}},
+		&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1"}},
+	)
 	reg := prometheus.NewRegistry()
-	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(s)), ssa.WithRegisterer(reg))
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &fixture{b: New(a), c: c, reg: reg}
+}
+
+// fakeWidgetClient is controller-runtime's fake client holding objs, serving
+// Widgets with their status subresource and their schema (also returned, for
+// the Applier): the unit tests' stand-in for the API server.
+func fakeWidgetClient(t *testing.T, objs ...client.Object) (client.WithWatch, managedfields.TypeConverter) {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	tc := applyconfiguration.NewTypeConverter(s)
+	c := fake.NewClientBuilder().WithScheme(s).
+		WithTypeConverters(tc).
+		WithStatusSubresource(&v1alpha1.Widget{}).
+		WithObjects(objs...).Build()
+	return c, tc
 }
 
 func (f *fixture) widget(t *testing.T, name string) *v1alpha1.Widget {
@@ -441,14 +452,7 @@ func asUnstructured(t *testing.T, w *v1alpha1.Widget) *unstructured.Unstructured
 // Flush found replaced (created again under the same name) is not sent; an
 // unguarded one is.
 func TestGuardedEntryOfAReplacedObjectIsNotSent(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	inner := fake.NewClientBuilder().WithScheme(s).
-		WithTypeConverters(applyconfiguration.NewTypeConverter(s)).
-		WithStatusSubresource(&v1alpha1.Widget{}).
-		WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns", UID: "u0"}}).Build()
+	inner, tc := fakeWidgetClient(t, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns", UID: "u0"}})
 	replaced := false
 	c := interceptor.NewClient(inner, interceptor.Funcs{
 		SubResourceApply: func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
@@ -467,7 +471,7 @@ func TestGuardedEntryOfAReplacedObjectIsNotSent(t *testing.T) {
 			return c.SubResource(sub).Apply(ctx, obj, opts...)
 		},
 	})
-	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(s)), ssa.WithRegisterer(nil))
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(nil))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
@@ -58,16 +56,9 @@ type shadowSetup struct {
 
 func newShadowHarness(t *testing.T, setup shadowSetup) *shadowHarness {
 	t.Helper()
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	inner := fake.NewClientBuilder().WithScheme(s).
-		WithTypeConverters(applyconfiguration.NewTypeConverter(s)).
-		WithStatusSubresource(&v1alpha1.Widget{}).
-		WithObjects(liveWidget()).Build()
+	inner, tc := fakeWidgetClient(t, liveWidget())
 	h := &shadowHarness{c: interceptor.NewClient(inner, setup.funcs), reg: prometheus.NewRegistry()}
-	opts := []ssa.Option{ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(s)), ssa.WithRegisterer(h.reg)}
+	opts := []ssa.Option{ssa.WithTypeConverter(tc), ssa.WithRegisterer(h.reg)}
 	if setup.recorder {
 		h.events = events.NewFakeRecorder(10)
 		opts = append(opts, ssa.WithEventRecorder(h.events))
