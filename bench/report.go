@@ -653,8 +653,9 @@ func (r *Results) clientSection(p func(string, ...any)) {
 	p("## 4. Client cost\n\n")
 	p("Go benchmarks (`testing.Benchmark`, allocations reported) of the client-side work, on a Widget as the API server\n")
 	p("returned it after real applies (one manager owning 20 conditions, managedFields included). Nothing is sent:\n")
-	p("RawApplyClientSide and the statusapply rows call `Status().Apply` on the same client, which only JSON-encodes the\n")
-	p("apply, so their ratio is the client-side work statusapply adds to a hand-written apply. ")
+	p("RawApplyClientSide and the statusapply rows call `Status().Apply` on the same client, which JSON-encodes the apply\n")
+	p("and decodes a recorded API server response into it, as controller-runtime's client does, but makes no request; so\n")
+	p("their ratio is the client-side work statusapply adds to a hand-written apply. ")
 	if n := max(r.Config.ClientRounds, 1); n > 1 {
 		p("Every benchmark ran %d times, the\nbenchmarks in a rotating order; the table shows the run with the median µs/op. ", n)
 	} else {
