@@ -718,7 +718,7 @@ func TestReadMeta(t *testing.T) {
 		{name: "cut after the opening brace", raw: `{`, err: "malformed JSON"},
 		{name: "cut inside a skipped object", raw: `{"spec":{"a":[1,"x"`, err: "malformed JSON"},
 		{name: "a bad literal", raw: `{"x":nul,"metadata":{}}`, err: "malformed JSON"},
-		{name: "numbers of every form", raw: `{"x":[-0.5e+3,1E-2,7],"y":12,"metadata":{"uid":"u"}}`, want: answerMeta{UID: "u"}},
+		{name: "numbers of every form", raw: `{"x":[-0.5e+3,1E-2,7],"y":12,"z":-1.5e+2,"w":2E-1,"metadata":{"uid":"u"}}`, want: answerMeta{UID: "u"}},
 		{name: "cut after a number", raw: `{"x":12`, err: "malformed JSON"},
 		{name: "nothing where a value belongs", raw: `{"x":}`, err: "malformed JSON"},
 		{name: "no colon", raw: `{"metadata" {}}`, err: "malformed JSON"},
@@ -848,6 +848,16 @@ func TestDefaults(t *testing.T) {
 	unknown := schema.GroupVersionKind{Group: "x.example.com", Version: "v1", Kind: "Gadget"}
 	if got := h.a.groupResource(unknown); got != (schema.GroupResource{Group: "x.example.com", Resource: "gadgets"}) {
 		t.Fatalf("groupResource of an unmapped kind = %v", got)
+	}
+	// The REST mapper's name wins over the guess (gizmos).
+	gizmo := schema.GroupVersionKind{Group: "x.example.com", Version: "v1", Kind: "Gizmo"}
+	mapper, ok := h.a.client.RESTMapper().(*meta.DefaultRESTMapper)
+	if !ok {
+		t.Fatalf("the harness's REST mapper is a %T", h.a.client.RESTMapper())
+	}
+	mapper.AddSpecific(gizmo, gizmo.GroupVersion().WithResource("gizmoes"), gizmo.GroupVersion().WithResource("gizmo"), meta.RESTScopeNamespace)
+	if got := h.a.groupResource(gizmo); got != (schema.GroupResource{Group: "x.example.com", Resource: "gizmoes"}) {
+		t.Fatalf("groupResource of a kind the mapper names = %v", got)
 	}
 	cluster := ownership.ObjectRef{GVK: h.t.GVK, Name: "w1"}
 	if got := cluster.String(); got != "Widget w1" {

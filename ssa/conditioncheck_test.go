@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -233,5 +235,26 @@ func TestValidateConditionItemsLeavesOwnedPartsAlone(t *testing.T) {
 	changed := map[string]any{"type": "A", "observedGeneration": int64(4)}
 	if err := validateConditionItems([]any{changed}, owned, &validNames{}); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("a changed partial condition: %v, want ErrInvalidInput", err)
+	}
+}
+
+// TestPrintable: a time prints as RFC 3339, which the API server reads back,
+// for the years 0000 to 9999 only; the zero time is left out of an apply.
+func TestPrintable(t *testing.T) {
+	at := func(year int) metav1.Time { return metav1.NewTime(time.Date(year, 6, 1, 0, 0, 0, 0, time.UTC)) }
+	for _, tc := range []struct {
+		when metav1.Time
+		want bool
+	}{
+		{metav1.Time{}, true},
+		{at(0), true},
+		{at(2026), true},
+		{at(9999), true},
+		{at(-1), false},
+		{at(10000), false},
+	} {
+		if got := printable(tc.when); got != tc.want {
+			t.Errorf("printable(%v) = %v, want %v", tc.when, got, tc.want)
+		}
 	}
 }
