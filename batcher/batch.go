@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"sort"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -69,9 +69,6 @@ type observation struct {
 	response []byte
 }
 
-// observationOf returns an observation of obj.
-func observationOf(obj client.Object) observation { return observation{obj: obj} }
-
 // get returns the object, decoding a response once.
 func (o *observation) get() (client.Object, error) {
 	if o.response == nil {
@@ -91,20 +88,8 @@ func (o *observation) answered(res ssa.Result) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
-		*o = observation{obj: emptyLike(o.obj), response: res.Response}
+		*o = observation{obj: objects.EmptyLike(o.obj), response: res.Response}
 	}
-}
-
-// emptyLike returns an empty object of obj's Go type (and kind, for an
-// unstructured one): all a pending response needs to be decoded.
-func emptyLike(obj client.Object) client.Object {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		out := &unstructured.Unstructured{}
-		out.SetGroupVersionKind(u.GroupVersionKind())
-		return out
-	}
-	out, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
-	return out
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -153,7 +138,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
 			u.SetGroupVersionKind(t.GVK)
 		}
-		o = &object{observed: observationOf(cp)}
+		o = &object{observed: observation{obj: cp}}
 		b.objects[id] = o
 		b.order = append(b.order, id)
 	}

@@ -2,6 +2,7 @@ package batcher
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -67,10 +68,10 @@ func TestLaterEntriesObserveTheResponse(t *testing.T) {
 	if a.rv != queued.ResourceVersion || len(a.conditions) != 0 {
 		t.Fatalf("the first entry observed %+v, want the object as queued (rv %s, no conditions)", a, queued.ResourceVersion)
 	}
-	if b.rv == queued.ResourceVersion || !equalStrings(b.conditions, "A") {
+	if b.rv == queued.ResourceVersion || !slices.Equal(b.conditions, []string{"A"}) {
 		t.Fatalf("the second entry observed %+v, want the response to the first (condition A, not rv %s)", b, queued.ResourceVersion)
 	}
-	if c.rv == b.rv || !equalStrings(c.conditions, "A", "B") {
+	if c.rv == b.rv || !slices.Equal(c.conditions, []string{"A", "B"}) {
 		t.Fatalf("the third entry observed %+v, want the response to the second (conditions A, B)", c)
 	}
 
@@ -82,7 +83,7 @@ func TestLaterEntriesObserveTheResponse(t *testing.T) {
 	if err := f.b.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if next.rv != final.ResourceVersion || next.rv == queued.ResourceVersion || !equalStrings(next.conditions, "A", "B", "C") {
+	if next.rv != final.ResourceVersion || next.rv == queued.ResourceVersion || !slices.Equal(next.conditions, []string{"A", "B", "C"}) {
 		t.Fatalf("the next Flush observed %+v, want the last response (rv %s, conditions A, B, C)", next, final.ResourceVersion)
 	}
 
@@ -110,12 +111,7 @@ func TestLaterEntriesObserveTheResponseUnstructured(t *testing.T) {
 	ctx := context.Background()
 	f := newBatchFixture(t)
 	w := f.widget(t, "w1")
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	u := asUnstructured(t, w)
 	var observedKinds []string
 	var rvs []string
 	set := func(typ string) Mutator[*unstructured.Unstructured, *unstructured.Unstructured] {
@@ -139,16 +135,4 @@ func TestLaterEntriesObserveTheResponseUnstructured(t *testing.T) {
 	if len(rvs) != 2 || rvs[0] != w.ResourceVersion || rvs[1] == w.ResourceVersion || observedKinds[1] != "Widget" {
 		t.Fatalf("observed kinds %v at %v, want Widget at %s and then at the first response's", observedKinds, rvs, w.ResourceVersion)
 	}
-}
-
-func equalStrings(got []string, want ...string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -128,7 +128,7 @@ func TestCompare(t *testing.T) {
 			before := live()
 			after := live()
 			c.edit(after)
-			for _, pair := range [][2]client.Object{{before, after}, {toUnstructured(t, before), after}, {before, toUnstructured(t, after)}} {
+			for _, pair := range [][2]client.Object{{before, after}, {asUnstructured(t, before), after}, {before, asUnstructured(t, after)}} {
 				d, err := Compare(tc, target, pair[0], pair[1])
 				if err != nil {
 					t.Fatal(err)
@@ -222,15 +222,4 @@ func scheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	_ = v1alpha1.AddToScheme(s)
 	return s
-}
-
-func toUnstructured(t *testing.T, w *v1alpha1.Widget) *unstructured.Unstructured {
-	t.Helper()
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-	return u
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/metricstest"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -112,31 +112,9 @@ func (h *shadowHarness) recorded() []string {
 // kind), as name=value pairs in name order.
 func (h *shadowHarness) series(t *testing.T, name string) map[string]float64 {
 	t.Helper()
-	families, err := h.reg.Gather()
+	out, err := metricstest.CounterSeries(h.reg, name, prometheus.Labels{"manager": "shadow"}, "group", "kind")
 	if err != nil {
 		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			var pairs []string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "manager":
-					if l.GetValue() != "shadow" {
-						t.Errorf("%s: manager %q", name, l.GetValue())
-					}
-				case "group", "kind":
-				default:
-					pairs = append(pairs, l.GetName()+"="+l.GetValue())
-				}
-			}
-			sort.Strings(pairs)
-			out[strings.Join(pairs, ",")] = m.GetCounter().GetValue()
-		}
 	}
 	return out
 }

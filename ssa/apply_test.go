@@ -703,14 +703,14 @@ func TestReadMeta(t *testing.T) {
 		err       string
 	}{
 		{name: "metadata first", raw: `{"metadata":{"resourceVersion":"7","uid":"u1","managedFields":[{"manager":"m","operation":"Apply","fieldsType":"FieldsV1","fieldsV1":{"f:a":{}}}]},"status":{}}`,
-			want: answerMeta{ResourceVersion: "7", UID: "u1", ManagedFields: []managedEntry{{Manager: "m", Operation: "Apply", FieldsType: "FieldsV1", FieldsV1: json.RawMessage(`{"f:a":{}}`)}}}},
+			want: answerMeta{ResourceVersion: "7", UID: "u1", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: "Apply", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:a":{}}`)}}}},
 		{name: "after apiVersion and kind", raw: `{"apiVersion":"v1","kind":"K","metadata":{"resourceVersion":"8"}}`, want: answerMeta{ResourceVersion: "8"}},
 		{name: "what follows the metadata is not read", raw: `{"metadata":{"resourceVersion":"9"},"status":{"broken"`, want: answerMeta{ResourceVersion: "9"}},
 		{name: "no metadata", raw: `{"kind":"K"}`, err: "it has no metadata"},
 		{name: "not an object", raw: `[1]`, err: "malformed JSON"},
 		{name: "a string with escapes", raw: `{"metadata":{"uid":"a\"b\u0041","resourceVersion":"1"}}`, want: answerMeta{ResourceVersion: "1", UID: `a"bA`}},
 		{name: "nulls and every kind of value skipped", raw: `{"kind":null,"x":[1,-2.5e3,true,false,null,{"a":[]}],"metadata":{"name":"n","labels":{"a":"b"},"resourceVersion":"3","managedFields":[{"manager":"m","time":"t","fieldsV1":null}]}}`,
-			want: answerMeta{ResourceVersion: "3", ManagedFields: []managedEntry{{Manager: "m", FieldsV1: json.RawMessage("null")}}}},
+			want: answerMeta{ResourceVersion: "3", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}}},
 		{name: "a bad number", raw: `{"x":1-2,"metadata":{}}`, err: "malformed JSON"},
 		{name: "indented", raw: "{\n\t\"kind\" : \"K\" ,\r\n \"metadata\": {\"resourceVersion\" :\"4\" }\n}", want: answerMeta{ResourceVersion: "4"}},
 		{name: "a string that starts with an escape", raw: `{"metadata":{"uid":"\"u\""}}`, want: answerMeta{UID: `"u"`}},

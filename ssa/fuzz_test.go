@@ -525,22 +525,34 @@ func FuzzReadMeta(f *testing.F) {
 			}
 			return
 		}
-		var want answerMeta
-		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(top["metadata"], &want)
+		// The reference decodes the same fields by their JSON names, the
+		// fields of each entry left as written.
+		var ref struct {
+			ResourceVersion string `json:"resourceVersion"`
+			UID             string `json:"uid"`
+			ManagedFields   []struct {
+				Manager     string          `json:"manager"`
+				Operation   string          `json:"operation"`
+				Subresource string          `json:"subresource"`
+				FieldsType  string          `json:"fieldsType"`
+				FieldsV1    json.RawMessage `json:"fieldsV1"`
+			} `json:"managedFields"`
+		}
+		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(top["metadata"], &ref)
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("readMeta(%s): err %v, the reference's %v", raw, err, wantErr)
 		}
 		if err != nil {
 			return
 		}
-		for i := range want.ManagedFields {
-			// The reference keeps fieldsV1 as it was written, readMeta as a
-			// slice of raw: compare the JSON they hold.
-			nullAsAbsent := len(want.ManagedFields[i].FieldsV1) == 0 && string(got.ManagedFields[i].FieldsV1) == "null"
-			if !bytes.Equal(want.ManagedFields[i].FieldsV1, got.ManagedFields[i].FieldsV1) && !nullAsAbsent {
-				t.Fatalf("readMeta(%s): fieldsV1 %d = %s, want %s", raw, i, got.ManagedFields[i].FieldsV1, want.ManagedFields[i].FieldsV1)
+		want := answerMeta{ResourceVersion: ref.ResourceVersion, UID: types.UID(ref.UID)}
+		for _, e := range ref.ManagedFields {
+			mf := metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: metav1.ManagedFieldsOperationType(e.Operation),
+				Subresource: e.Subresource, FieldsType: e.FieldsType}
+			if len(e.FieldsV1) > 0 && string(e.FieldsV1) != "null" { // null is no fields, as metav1.FieldsV1 decodes it
+				mf.FieldsV1 = metav1.NewFieldsV1(string(e.FieldsV1))
 			}
-			got.ManagedFields[i].FieldsV1, want.ManagedFields[i].FieldsV1 = nil, nil
+			want.ManagedFields = append(want.ManagedFields, mf)
 		}
 		if len(got.ManagedFields) == 0 && len(want.ManagedFields) == 0 {
 			got.ManagedFields, want.ManagedFields = nil, nil // [] and null say the same

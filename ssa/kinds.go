@@ -13,6 +13,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -136,13 +137,9 @@ func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
 // newObjectLike returns an empty object of obj's Go type naming t's object,
 // for a response to be decoded into.
 func newObjectLike(obj client.Object, t Target) client.Object {
-	var out client.Object
-	if _, ok := obj.(*unstructured.Unstructured); ok {
-		u := &unstructured.Unstructured{Object: map[string]any{}}
+	out := objects.EmptyLike(obj)
+	if u, ok := out.(*unstructured.Unstructured); ok {
 		u.SetGroupVersionKind(t.GVK)
-		out = u
-	} else {
-		out, _ = reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
 	}
 	out.SetName(t.Name)
 	out.SetNamespace(t.Namespace)

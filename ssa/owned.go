@@ -214,7 +214,12 @@ func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byt
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return appliedEntryUnstructured(u, manager, sub)
 	}
-	for _, mf := range obj.GetManagedFields() {
+	return appliedEntryIn(obj.GetManagedFields(), manager, sub)
+}
+
+// appliedEntryIn finds manager's Apply entry for sub among entries.
+func appliedEntryIn(entries []metav1.ManagedFieldsEntry, manager string, sub Subresource) (raw []byte, found bool, err error) {
+	for _, mf := range entries {
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
 			continue
 		}

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/statusapply/statusapply/conflicts"
 )
@@ -196,6 +195,6 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	}
 	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
 	res.Yielded = d.Conflicts
-	log.FromContext(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths)
+	loggerFrom(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths)
 	return nil
 }

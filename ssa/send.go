@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/statusapply/statusapply/conflicts"
 )
@@ -154,7 +153,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 			return err
 		}
 		res.Yielded = d.Conflicts
-		log.FromContext(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
+		loggerFrom(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
 		if resp, err = a.send(ctx, t, in, like, true, opts); err != nil {
@@ -162,9 +161,9 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 		}
 		res.Taken = d.Conflicts
 		if opts.AsOwner {
-			log.FromContext(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
+			loggerFrom(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
 		} else {
-			log.FromContext(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+			loggerFrom(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
 		}
 	default:
 		cerr.Conflicts = d.Conflicts

@@ -23,6 +23,7 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ctrlbatch"
+	"github.com/statusapply/statusapply/internal/metricstest"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/testenv"
@@ -128,30 +129,9 @@ func (r *shadowReports) divergenceLines() []string {
 // labels as name=value pairs in name order, without group and manager (every
 // series of these specs is the shadow writer's Widgets').
 func counterSeries(reg *prometheus.Registry, name string) map[string]float64 {
-	families, err := reg.Gather()
+	out, err := metricstest.CounterSeries(reg, name, prometheus.Labels{
+		"manager": shadowManager, "group": v1alpha1.SchemeGroupVersion.Group, "kind": "Widget"})
 	Expect(err).NotTo(HaveOccurred())
-	out := map[string]float64{}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			var pairs []string
-			for _, l := range m.GetLabel() {
-				switch l.GetName() {
-				case "group":
-					Expect(l.GetValue()).To(Equal(v1alpha1.SchemeGroupVersion.Group))
-				case "manager":
-					Expect(l.GetValue()).To(Equal(shadowManager))
-				case "kind":
-					Expect(l.GetValue()).To(Equal("Widget"))
-				default:
-					pairs = append(pairs, l.GetName()+"="+l.GetValue())
-				}
-			}
-			out[strings.Join(pairs, ",")] = m.GetCounter().GetValue()
-		}
-	}
 	return out
 }
 
