@@ -31,13 +31,7 @@ var _ = Describe("audit", func() {
 		ns = suite.Namespace(ctx, env)
 	})
 
-	// legacyObject creates a Widget the named legacy writer merge-patched:
-	// conditions A and B, and the phase.
-	legacyObject := func(ctx context.Context, name string) client.ObjectKey {
-		key := createWidget(ctx, ns, name)
-		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
-		return key
-	}
+	legacyObject := func(ctx context.Context, name string) client.ObjectKey { return createLegacyWidget(ctx, ns, name) }
 	// untrackedObject creates a Widget with the same status whose
 	// managedFields were never recorded: created and merge-patched only.
 	untrackedObject := func(ctx context.Context, name string) client.ObjectKey {

@@ -89,6 +89,14 @@ func createWidget(ctx context.Context, ns, name string) client.ObjectKey {
 
 // legacyWrite sets conditions and the phase the way the controllers being
 // migrated do: GET, change, JSON merge patch of /status.
+// createLegacyWidget creates a Widget in ns whose status only the legacy
+// merge-patch writer wrote: conditions A and B, and the phase.
+func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
+	key := createWidget(ctx, ns, name)
+	legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
+	return key
+}
+
 func legacyWrite(ctx context.Context, key client.ObjectKey, phase string, conds map[string]metav1.ConditionStatus) {
 	GinkgoHelper()
 	Expect(widgets.LegacyWrite(ctx, env.Client, key, legacyManager, phase, conds)).To(Succeed())

@@ -25,11 +25,10 @@ var _ = Describe("migrate", func() {
 		ns = suite.Namespace(ctx, env)
 	})
 
-	// legacyObject creates a Widget whose status only the legacy merge-patch
-	// writer ever wrote: conditions A and B, and the phase.
+	// legacyObject is createLegacyWidget, checked to be owned by the legacy
+	// writer alone.
 	legacyObject := func(ctx context.Context, name string) client.ObjectKey {
-		key := createWidget(ctx, ns, name)
-		legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
+		key := createLegacyWidget(ctx, ns, name)
 		Expect(inspect(ctx, key).ConditionTypes()).To(Equal(map[string][]string{legacyManager: {"A", "B"}}))
 		return key
 	}
