@@ -41,12 +41,13 @@ type Batch struct {
 	mu      sync.Mutex // guards objects and order
 	objects map[ownership.ObjectRef]*object
 	order   []ownership.ObjectRef
-	// last is the target the previous contribution was checked for: status
-	// functions queue many contributions on one object and manager in a row,
-	// and the same object needs checking only once.
+	// last is where the previous contribution went: status functions queue
+	// many contributions on one object and manager in a row, and the same
+	// object needs checking, and its entry finding, only once.
 	last struct {
 		obj    client.Object
 		target ssa.Target
+		entry  *entry // nil once a Flush may have dropped it
 	}
 }
 
@@ -142,41 +143,51 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 		b.objects[id] = o
 		b.order = append(b.order, id)
 	}
+	e := o.entryFor(t)
+	e.contribs = append(e.contribs, c)
+	b.last.obj, b.last.target, b.last.entry = obj, t, e
+	return nil
+}
+
+// entryFor returns o's entry for t, adding it if there is none.
+func (o *object) entryFor(t ssa.Target) *entry {
 	for _, e := range o.entries {
 		if e.target == t {
-			e.contribs = append(e.contribs, c)
-			return nil
+			return e
 		}
 	}
 	// Status functions queue contributions to one entry by the dozen: start
 	// with room for several.
-	contribs := make([]contribution, 1, 8)
-	contribs[0] = c
-	o.entries = append(o.entries, &entry{target: t, contribs: contribs})
-	return nil
+	e := &entry{target: t, contribs: make([]contribution, 0, 8)}
+	o.entries = append(o.entries, e)
+	return e
 }
 
-// checked returns the target of obj, sub and manager when the previous
-// contribution was checked for exactly that (the same object, unrenamed).
-func (b *Batch) checked(obj client.Object, sub ssa.Subresource, manager string) (ssa.Target, bool) {
+// addToLast queues c where the previous contribution went, if it was for
+// exactly obj, sub and manager (the same object, unrenamed) and its entry is
+// still queued, and reports whether it did.
+func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.last.entry == nil || !b.isLast(obj, sub, manager) {
+		return false
+	}
+	b.last.entry.contribs = append(b.last.entry.contribs, c)
+	return true
+}
+
+// isLast reports whether obj, sub and manager are exactly what the previous
+// contribution was queued for: the same object, unrenamed. b.mu is held.
+func (b *Batch) isLast(obj client.Object, sub ssa.Subresource, manager string) bool {
 	t := b.last.target
 	if b.last.obj == nil || b.last.obj != obj || t.Subresource != sub || t.Manager != manager ||
 		t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
-		return ssa.Target{}, false
+		return false
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != t.GVK {
-		return ssa.Target{}, false
+		return false
 	}
-	return t, true
-}
-
-// check records that obj was checked for t.
-func (b *Batch) check(obj client.Object, t ssa.Target) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.last.obj, b.last.target = obj, t
+	return true
 }
 
 // Pending lists the entries still queued, objects in the order they were first
@@ -438,6 +449,7 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 func (b *Batch) compact() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.last.entry = nil
 	for _, o := range b.objects {
 		entries := o.entries[:0]
 		for _, e := range o.entries {

@@ -128,17 +128,17 @@ func label(k, v string) Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfigu
 	}
 }
 
-func TestCheckedRemembersOnlyTheSameObjectAndTarget(t *testing.T) {
+func TestIsLastRemembersOnlyTheSameObjectAndTarget(t *testing.T) {
 	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns"}}
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	target := ssa.Target{GVK: gvk, Namespace: "ns", Name: "w0", Subresource: ssa.StatusSubresource, Manager: "m"}
 	b := &Batch{}
-	if _, ok := b.checked(w, ssa.StatusSubresource, "m"); ok {
-		t.Fatal("checked before any check")
+	if b.isLast(w, ssa.StatusSubresource, "m") {
+		t.Fatal("last before any contribution")
 	}
-	b.check(w, target)
-	if got, ok := b.checked(w, ssa.StatusSubresource, "m"); !ok || got != target {
-		t.Fatalf("checked = %v, %v; want %v", got, ok, target)
+	b.last.obj, b.last.target = w, target
+	if !b.isLast(w, ssa.StatusSubresource, "m") {
+		t.Fatal("the object and target just queued are not last")
 	}
 	for name, probe := range map[string]func() (client.Object, ssa.Subresource, string){
 		"another object of the same name": func() (client.Object, ssa.Subresource, string) { return w.DeepCopy(), ssa.StatusSubresource, "m" },
@@ -146,30 +146,56 @@ func TestCheckedRemembersOnlyTheSameObjectAndTarget(t *testing.T) {
 		"another manager":                 func() (client.Object, ssa.Subresource, string) { return w, ssa.StatusSubresource, "n" },
 	} {
 		obj, sub, manager := probe()
-		if _, ok := b.checked(obj, sub, manager); ok {
-			t.Errorf("%s: taken as checked", name)
+		if b.isLast(obj, sub, manager) {
+			t.Errorf("%s: taken as last", name)
 		}
 	}
 	w.Name = "renamed"
-	if _, ok := b.checked(w, ssa.StatusSubresource, "m"); ok {
-		t.Error("a renamed object: taken as checked")
+	if b.isLast(w, ssa.StatusSubresource, "m") {
+		t.Error("a renamed object: taken as last")
 	}
 	w.Name, w.Namespace = "w0", "other"
-	if _, ok := b.checked(w, ssa.StatusSubresource, "m"); ok {
-		t.Error("an object moved to another namespace: taken as checked")
+	if b.isLast(w, ssa.StatusSubresource, "m") {
+		t.Error("an object moved to another namespace: taken as last")
 	}
 
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(gvk)
 	u.SetNamespace("ns")
 	u.SetName("w0")
-	b.check(u, target)
-	if _, ok := b.checked(u, ssa.StatusSubresource, "m"); !ok {
-		t.Fatal("the same unstructured object is not taken as checked")
+	b.last.obj = u
+	if !b.isLast(u, ssa.StatusSubresource, "m") {
+		t.Fatal("the same unstructured object is not taken as last")
 	}
 	u.SetKind("Gadget")
-	if _, ok := b.checked(u, ssa.StatusSubresource, "m"); ok {
-		t.Fatal("an unstructured object of another kind: taken as checked")
+	if b.isLast(u, ssa.StatusSubresource, "m") {
+		t.Fatal("an unstructured object of another kind: taken as last")
+	}
+}
+
+// A contribution queued after a Flush, for the object and manager of the
+// last one before it, joins a queued entry: appending to the entry the
+// Flush applied and dropped would lose it.
+func TestContributionAfterFlushIsQueued(t *testing.T) {
+	f := newBatchFixture(t)
+	w := f.widget(t, "w0")
+	if err := Object(f.b, w, "m", label("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := Object(f.b, w, "m", label("b", "2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.b.Pending(); len(got) != 1 || got[0].Manager != "m" {
+		t.Fatalf("pending %v, want the entry of m", got)
+	}
+	if err := f.b.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.widget(t, "w0").Labels; got["b"] != "2" {
+		t.Fatalf("labels %v, want b=2", got)
 	}
 }
 

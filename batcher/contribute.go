@@ -50,19 +50,18 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 // contributeWith checks obj and manager and queues c, or reports invalid,
 // what was wrong with c, naming the target. Nothing is queued on an error.
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, c contribution, invalid error) error {
-	t, ok := b.checked(obj, sub, manager)
-	if !ok {
-		var err error
-		if t, err = b.applier.TargetFor(obj, sub, manager); err != nil {
-			return err
-		}
-		b.check(obj, t)
+	if len(opts) > 0 {
+		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
+	}
+	if invalid == nil && b.addToLast(obj, sub, manager, c) {
+		return nil
+	}
+	t, err := b.applier.TargetFor(obj, sub, manager)
+	if err != nil {
+		return err
 	}
 	if invalid != nil {
 		return fmt.Errorf("%s: %w", t, invalid)
-	}
-	if len(opts) > 0 {
-		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
 	}
 	return b.add(t, obj, c)
 }

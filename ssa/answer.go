@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/statusapply/statusapply/ownership"
+
 	"github.com/statusapply/statusapply/internal/objects"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -68,6 +70,14 @@ func (a *answer) uid() types.UID {
 		return a.obj.GetUID()
 	}
 	return a.meta.UID
+}
+
+// hasManagedFields reports whether the response lists managedFields at all.
+func (a *answer) hasManagedFields() bool {
+	if a.obj != nil {
+		return ownership.HasManagedFields(a.obj)
+	}
+	return len(a.meta.ManagedFields) > 0
 }
 
 // entry returns the fields of manager's Apply entry for sub, as appliedEntry

@@ -638,6 +638,14 @@ func TestRemember(t *testing.T) {
 				return a
 			}
 			resp := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1", ResourceVersion: "9"}}
+			h.a.owned.put(key, &ownedState{rv: "8", content: map[string]any{"status": map[string]any{"phase": "Off"}}})
+			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
+			if st := h.a.owned.get(key); st != nil {
+				// Remembering "nothing owned" would make the next apply
+				// release the phase just applied.
+				t.Fatalf("a response without managedFields: remembered %+v, want nothing remembered", st)
+			}
+			resp.ManagedFields = []metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{}}`)}
 			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
 			if st := h.a.owned.get(key); st == nil || st.rv != "9" || len(st.content) != 0 {
 				t.Fatalf("a response without the manager's entry: remembered %+v, want nothing owned at 9", st)

@@ -25,12 +25,7 @@ import (
 // ErrInvalidInput.
 func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
 	if cond.LastTransitionTime.IsZero() {
-		cond.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
-		for _, o := range observed {
-			if o.Type == cond.Type && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
-				cond.LastTransitionTime = o.LastTransitionTime
-			}
-		}
+		cond.LastTransitionTime = keptTransitionTime(observed, cond)
 	}
 	if cond.ObservedGeneration == 0 {
 		cond.ObservedGeneration = generation
@@ -48,6 +43,19 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	}
 	*conditions = append(*conditions, conditionAC(cond))
 	return nil
+}
+
+// keptTransitionTime is cond's lastTransitionTime: that of the last observed
+// condition of cond's type and status that has one, else now. The clock is
+// read only when it is needed: most reconciles set conditions whose status
+// did not change.
+func keptTransitionTime(observed []metav1.Condition, cond metav1.Condition) metav1.Time {
+	for i := len(observed) - 1; i >= 0; i-- {
+		if o := &observed[i]; o.Type == cond.Type && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
+			return o.LastTransitionTime
+		}
+	}
+	return metav1.NewTime(time.Now().Truncate(time.Second))
 }
 
 // holds reports whether ac already states every field of cond as cond has

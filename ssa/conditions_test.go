@@ -153,3 +153,39 @@ func TestSetConditionReplacesByType(t *testing.T) {
 		t.Fatalf("RemoveCondition did not remove exactly once: %v", conds)
 	}
 }
+
+func TestKeptTransitionTime(t *testing.T) {
+	t1 := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	t2 := metav1.NewTime(time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC))
+	ready := func(st metav1.ConditionStatus, at metav1.Time) metav1.Condition {
+		return metav1.Condition{Type: "Ready", Status: st, LastTransitionTime: at}
+	}
+	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}
+	for _, tc := range []struct {
+		name     string
+		observed []metav1.Condition
+		want     metav1.Time // zero: now
+	}{
+		{"none observed", nil, metav1.Time{}},
+		{"same status", []metav1.Condition{ready(metav1.ConditionTrue, t1)}, t1},
+		{"other status", []metav1.Condition{ready(metav1.ConditionFalse, t1)}, metav1.Time{}},
+		{"no time observed", []metav1.Condition{ready(metav1.ConditionTrue, metav1.Time{})}, metav1.Time{}},
+		{"the last of a repeated type", []metav1.Condition{ready(metav1.ConditionTrue, t1), ready(metav1.ConditionTrue, t2)}, t2},
+		{"the last with the status", []metav1.Condition{ready(metav1.ConditionTrue, t1), ready(metav1.ConditionFalse, t2)}, t1},
+		{"the last with a time", []metav1.Condition{ready(metav1.ConditionTrue, t1), ready(metav1.ConditionTrue, metav1.Time{})}, t1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			notBefore := time.Now().Truncate(time.Second)
+			got := keptTransitionTime(tc.observed, cond)
+			if !tc.want.IsZero() {
+				if !got.Equal(&tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+				return
+			}
+			if got.Before(&metav1.Time{Time: notBefore}) || got.After(time.Now()) || got.Nanosecond() != 0 {
+				t.Fatalf("got %v, want now in whole seconds", got)
+			}
+		})
+	}
+}

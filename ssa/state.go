@@ -105,7 +105,11 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed *unstructured.
 func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	key := ownedKey{uid: resp.uid(), manager: t.Manager, sub: t.Subresource}
 	raw, found, err := resp.entry(t.Manager, t.Subresource)
-	if err != nil || resp.resourceVersion() == "" {
+	if err != nil || resp.resourceVersion() == "" || !resp.hasManagedFields() {
+		// A response without managedFields (a client or proxy stripped
+		// them) does not say what the manager owns: taking the missing
+		// entry for "owns nothing" would make the next apply release
+		// everything it applied now.
 		a.owned.drop(key)
 		return
 	}
