@@ -50,6 +50,11 @@ type TypedBuild struct {
 	Type reflect.Type
 	// Mutate edits ac, of Type, already holding the object's identity and, in
 	// incremental mode, what the manager owns. observed must not be modified.
+	// ac is the Applier's copy: when the edit leaves it equal to what the
+	// manager owns, the next build of the same manager's entry may start
+	// from it again. So Mutate must not keep ac, nor put into it maps or
+	// slices that something else keeps (such as observed's): set fresh
+	// values, as the generated With builders and SetCondition do.
 	Mutate func(ac any, observed client.Object) error
 }
 

@@ -936,3 +936,67 @@ func TestApplyLogsToTheContextLogger(t *testing.T) {
 		t.Fatalf("logged %q, want one line saying it applied, naming Widget ns/w1", lines)
 	}
 }
+
+// TestApplyTypedSpareCopy: a build that changes nothing leaves its copy of
+// the owned content for the next build, and a build that edits that copy in
+// place (writing through a pointer it did not allocate) is still sent. The
+// control edits the owned content itself, as a spare that is not a copy
+// would make every build do: the edit then compares equal to what the
+// manager owns, and is lost.
+func TestApplyTypedSpareCopy(t *testing.T) {
+	writeThrough := func(phase string, seen *any) Build {
+		b := widgetBuild("", nil)
+		b.Typed.Mutate = func(ac any, _ client.Object) error {
+			*seen = ac
+			w, _ := ac.(*acv1alpha1.WidgetApplyConfiguration)
+			if phase != "" {
+				*w.Status.Phase = phase
+			}
+			return nil
+		}
+		return b
+	}
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	for _, control := range []bool{false, true} {
+		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
+			h := newHarness(t)
+			ctx := context.Background()
+			res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+			if err != nil || !res.Sent {
+				t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
+			}
+			var first, second any
+			steady, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &first), &ApplyOptions{})
+			if err != nil || steady.Sent {
+				t.Fatalf("steady apply: sent %v, err %v", steady.Sent, err)
+			}
+			if _, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &second), &ApplyOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if first != second {
+				t.Fatal("the second steady build did not edit the copy the first left")
+			}
+			form := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource}).forms[typ]
+			if control {
+				form.spare.Store(&spareAC{ac: form.ac})
+			}
+			changed, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("Off", new(any)), &ApplyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if control {
+				if changed.Sent {
+					t.Fatal("control: editing the owned content in place was still sent; the spec cannot tell a copy from the original")
+				}
+				return
+			}
+			if !changed.Sent || intentOf(changed) != typedPrefix+`,"status":{"phase":"Off"}}` {
+				t.Fatalf("an edit through the spare copy: sent %v, intent %s", changed.Sent, changed.Intent)
+			}
+			back, err := h.a.Apply(ctx, h.t, changed.Object, widgetBuild("On", nil), &ApplyOptions{})
+			if err != nil || !back.Sent || intentOf(back) != typedPrefix+`,"status":{"phase":"On"}}` {
+				t.Fatalf("back to On: sent %v, intent %s, err %v", back.Sent, back.Intent, err)
+			}
+		})
+	}
+}

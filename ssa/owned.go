@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -74,10 +75,34 @@ type ownedState struct {
 
 // acForm is the owned content as one apply configuration type, with the
 // object's identity and uid, and its JSON: what a typed entry starts from and
-// compares with.
+// compares with. ac is never modified: builds edit copies of it.
 type acForm struct {
 	ac   any
 	body []byte
+	// spare is a copy of ac that a build left equal to ac: the next build
+	// may edit it instead of copying ac again. Most reconciles change
+	// nothing, and copying what the manager owns was most of what they
+	// cost after the mutators themselves. One build at a time takes it.
+	spare atomic.Pointer[spareAC]
+}
+
+// spareAC boxes a spare copy for atomic hand-over.
+type spareAC struct{ ac any }
+
+// copyToEdit returns a copy of f.ac for a build to edit: the spare when
+// there is one, else a new deep copy.
+func (f *acForm) copyToEdit() any {
+	if s := f.spare.Swap(nil); s != nil {
+		return s.ac
+	}
+	return deepCopyAC(f.ac)
+}
+
+// giveBack keeps ac, a copy that a build edited and found equal to f.ac, as
+// the spare. Only a copy equal to f.ac may be given back: a spare is used
+// as the unedited owned content.
+func (f *acForm) giveBack(ac any) {
+	f.spare.CompareAndSwap(nil, &spareAC{ac: ac})
 }
 
 // ownedContent returns the owned values as unstructured content; callers must

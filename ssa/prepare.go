@@ -64,7 +64,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	}
 	var ac any
 	if mode == Incremental {
-		ac = deepCopyAC(owned.ac)
+		ac = owned.copyToEdit()
 	} else if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
 		return nil, err
 	} else {
@@ -78,7 +78,10 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	}
 	if equalAC(ac, owned.ac) {
 		// What the manager owns, as the API server accepted it: nothing to
-		// send, nothing to check.
+		// send, nothing to check, and the copy serves the next build.
+		if mode == Incremental {
+			owned.giveBack(ac)
+		}
 		return &prepared{unchanged: true}, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
