@@ -208,8 +208,8 @@ func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution
 // content, one step at a time (see steps). Edits are turned into changes of
 // the intent by an editor, with tc comparing the objects.
 func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
-	plan := steps(contribs)
 	return func(intent *unstructured.Unstructured, observed client.Object) error {
+		plan := steps(contribs) // here: a typed build never needs it
 		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
 		obs := observations{observed: observed, gvk: t.GVK}
 		for _, s := range plan {
@@ -260,7 +260,8 @@ func sameStep(a, b *contribution) bool {
 }
 
 // observations hands mutators the observed object in the types they take,
-// converting it at most once per type.
+// converting it at most once per type. Mutators almost always take the type
+// the object was queued in, which needs no conversion and no map.
 type observations struct {
 	observed  client.Object
 	gvk       schema.GroupVersionKind
@@ -291,8 +292,11 @@ func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contri
 // mutate runs c, the i-th of total contributions, on ac.
 func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 	typ := c.observedType()
-	obs, ok := o.converted[typ]
-	if !ok {
+	var obs any = o.observed
+	if reflect.TypeOf(o.observed) != typ {
+		obs = o.converted[typ]
+	}
+	if obs == nil {
 		var err error
 		if obs, err = observedAs(o.observed, typ, o.gvk); err != nil {
 			return err

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statusapply/statusapply/conflicts"
 )
@@ -174,7 +173,7 @@ type applyRun struct {
 	build   Build
 	opts    ApplyOptions
 	policy  conflicts.Policy
-	labels  prometheus.Labels
+	series  *targetMetrics
 	logger  logr.Logger
 	backoff wait.Backoff
 	res     Result
@@ -192,7 +191,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 		policy = conflicts.Fail()
 	}
 	return &applyRun{
-		Applier: a, t: t, build: b, opts: *o, policy: policy, labels: a.metrics.labels(t),
+		Applier: a, t: t, build: b, opts: *o, policy: policy, series: a.metrics.of(t),
 		logger: loggerFrom(ctx), backoff: a.cfg.backoff,
 		res: Result{Object: observed}, like: observed,
 	}
@@ -243,7 +242,7 @@ func (r *applyRun) fail(err error) (Result, error) {
 // object changed and is to be rebuilt against the fresh read it left in
 // r.res.Object.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
-	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.labels, !r.opts.DryRun)
+	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.opts.DryRun)
 	if err != nil {
 		return false, err
 	}
@@ -269,7 +268,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 // skipped records an intent that changes nothing: no request was made.
 func (r *applyRun) skipped() {
 	if !r.opts.DryRun {
-		r.metrics.skipped.With(r.labels).Inc()
+		r.series.skipped.get().Inc()
 	}
 	r.debug("apply skipped: no change")
 }
@@ -279,7 +278,7 @@ func (r *applyRun) skipped() {
 func (r *applyRun) applied(resp *answer, in *prepared) {
 	if !r.opts.DryRun {
 		r.remember(r.t, resp, in)
-		r.metrics.applies.With(r.labels).Inc()
+		r.series.applies.get().Inc()
 	}
 	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.opts.DryRun)
 	r.res.answered(resp)
@@ -308,7 +307,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 			return false, err
 		}
 		if !r.opts.DryRun {
-			r.metrics.applies.With(r.labels).Inc()
+			r.series.applies.get().Inc()
 		}
 		return false, nil
 	case conflicts.ClassStale:
@@ -323,7 +322,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 // its backoff, waits and asks for another attempt. An object deleted since
 // it was observed is NotFound, whatever the guard.
 func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr error) (again bool, err error) {
-	fresh, err := r.read(ctx, r.t, r.labels)
+	fresh, err := r.read(ctx, r.t, r.series)
 	if err != nil {
 		return false, err
 	}
@@ -339,7 +338,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
 	}
 	if !r.opts.DryRun {
-		r.metrics.retries.With(r.labels).Inc()
+		r.series.retries.get().Inc()
 	}
 	r.debug("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)
 	if err := sleep(ctx, r.backoff.Step()); err != nil {

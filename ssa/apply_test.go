@@ -156,7 +156,7 @@ func (h *harness) bodies() []string {
 }
 
 func (h *harness) count(c *prometheus.CounterVec) float64 {
-	return metricValue(c.With(h.a.metrics.labels(h.t)))
+	return metricValue(c.With(h.a.metrics.of(h.t).labels))
 }
 
 // widgetBuild sets status fields both ways: unstructured and typed.
@@ -560,7 +560,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 func TestOwnedStateReuse(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	labels := h.a.metrics.labels(h.t)
+	labels := h.a.metrics.of(h.t)
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package ssa
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -30,7 +31,11 @@ type metrics struct {
 	// targetLabels holds one read-only label set per (manager, group,
 	// kind), so that an apply does not build one: most applies touch one
 	// counter, and the map would cost more than the count.
-	targetLabels sync.Map // [3]string -> prometheus.Labels
+	// targets holds each (manager, group, kind)'s label set and series,
+	// looked up once: With hashes the labels on every call, and a reconcile
+	// that changes nothing would otherwise spend more on its metrics than on
+	// deciding that.
+	targets sync.Map // [3]string -> *targetMetrics
 }
 
 // Conflict classes, the values of statusapply_conflicts_total's class label.
@@ -122,18 +127,51 @@ func counter(name, help string, labels []string) *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
 }
 
-func (m *metrics) labels(t Target) prometheus.Labels {
-	return m.labelsOf([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
+// targetMetrics are the series of one (manager, group, kind).
+type targetMetrics struct {
+	labels                           prometheus.Labels // callers must not modify it
+	applies, skipped, retries, reads lazySeries[prometheus.Counter]
+	latency                          lazySeries[prometheus.Observer]
+	pending                          lazySeries[prometheus.Gauge]
 }
 
-// labelsOf returns the label set of a (manager, group, kind); callers must
-// not modify it.
-func (m *metrics) labelsOf(key [3]string) prometheus.Labels {
-	if l, ok := m.targetLabels.Load(key); ok {
-		return l.(prometheus.Labels)
+// lazySeries is one series of a vector, created when first used: a series
+// appears once something was counted in it, as with With.
+type lazySeries[T any] struct {
+	with   func(prometheus.Labels) T
+	labels prometheus.Labels
+	series atomic.Pointer[T]
+}
+
+func (s *lazySeries[T]) get() T {
+	if p := s.series.Load(); p != nil {
+		return *p
 	}
-	l, _ := m.targetLabels.LoadOrStore(key, prometheus.Labels{"manager": key[0], "group": key[1], "kind": key[2]})
-	return l.(prometheus.Labels)
+	v := s.with(s.labels) // the same series for every caller
+	s.series.Store(&v)
+	return v
+}
+
+// of returns t's series.
+func (m *metrics) of(t Target) *targetMetrics {
+	return m.ofKey([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
+}
+
+func (m *metrics) ofKey(key [3]string) *targetMetrics {
+	if tm, ok := m.targets.Load(key); ok {
+		return tm.(*targetMetrics)
+	}
+	l := prometheus.Labels{"manager": key[0], "group": key[1], "kind": key[2]}
+	tm, _ := m.targets.LoadOrStore(key, &targetMetrics{
+		labels:  l,
+		applies: lazySeries[prometheus.Counter]{with: m.applies.With, labels: l},
+		skipped: lazySeries[prometheus.Counter]{with: m.skipped.With, labels: l},
+		retries: lazySeries[prometheus.Counter]{with: m.retries.With, labels: l},
+		reads:   lazySeries[prometheus.Counter]{with: m.reads.With, labels: l},
+		latency: lazySeries[prometheus.Observer]{with: m.latency.With, labels: l},
+		pending: lazySeries[prometheus.Gauge]{with: m.pending.With, labels: l},
+	})
+	return tm.(*targetMetrics)
 }
 
 // conflict counts a 409 of t in its class.
@@ -153,6 +191,15 @@ func (m *metrics) conflict(t Target, err error) {
 // left queued (failed or held back) in pending. Batches call it after each
 // Flush.
 func (a *Applier) RecordPending(flushed, pending []Target) {
+	if len(pending) == 0 {
+		// What every Flush that wrote everything records: no map needed.
+		for i, t := range flushed {
+			if !seenBefore(flushed[:i], t) {
+				a.metrics.of(t).pending.get().Set(0)
+			}
+		}
+		return
+	}
 	counts := map[[3]string]int{}
 	for _, t := range flushed {
 		counts[[3]string{t.Manager, t.GVK.Group, t.GVK.Kind}] += 0
@@ -161,8 +208,19 @@ func (a *Applier) RecordPending(flushed, pending []Target) {
 		counts[[3]string{t.Manager, t.GVK.Group, t.GVK.Kind}]++
 	}
 	for k, n := range counts {
-		a.metrics.pending.With(a.metrics.labelsOf(k)).Set(float64(n))
+		a.metrics.ofKey(k).pending.get().Set(float64(n))
 	}
+}
+
+// seenBefore reports whether earlier has a target of t's manager, group and
+// kind.
+func seenBefore(earlier []Target, t Target) bool {
+	for _, e := range earlier {
+		if e.Manager == t.Manager && e.GVK.Group == t.GVK.Group && e.GVK.Kind == t.GVK.Kind {
+			return true
+		}
+	}
+	return false
 }
 
 // ShadowOutcome is how the comparison of one shadow-mode entry ended: the

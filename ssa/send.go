@@ -68,7 +68,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	}
 	owner := client.FieldOwner(t.Manager)
 	start := time.Now()
-	defer func() { a.metrics.latency.With(a.metrics.labels(t)).Observe(time.Since(start).Seconds()) }()
+	defer func() { a.metrics.of(t).latency.get().Observe(time.Since(start).Seconds()) }()
 	if t.Subresource == StatusSubresource {
 		opts := []client.SubResourceApplyOption{owner}
 		if force {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,11 +21,11 @@ import (
 // serves). With remember false (a dry run) a remembered state is used but
 // nothing is remembered: an observation passed on from a dry run's answer
 // carries the stored resourceVersion with content that was never stored.
-func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, remember bool) (*ownedState, client.Object, error) {
-	return a.ownedStateOf(ctx, t, observed, labels, remember, false)
+func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, series *targetMetrics, remember bool) (*ownedState, client.Object, error) {
+	return a.ownedStateOf(ctx, t, observed, series, remember, false)
 }
 
-func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, labels prometheus.Labels, remember, reread bool) (*ownedState, client.Object, error) {
+func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, series *targetMetrics, remember, reread bool) (*ownedState, client.Object, error) {
 	key := ownedKey{uid: observed.GetUID(), manager: t.Manager, sub: t.Subresource}
 	put := func(st *ownedState) {
 		if remember {
@@ -45,11 +44,11 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if !reread && !ownership.HasManagedFields(observed) {
 		// Read from a cache that strips managedFields: what the manager owns
 		// is unknown, and guessing "nothing" would release all of it.
-		fresh, err := a.read(ctx, t, labels)
+		fresh, err := a.read(ctx, t, series)
 		if err != nil {
 			return nil, nil, err
 		}
-		return a.ownedStateOf(ctx, t, fresh, labels, remember, true)
+		return a.ownedStateOf(ctx, t, fresh, series, remember, true)
 	}
 	raw, found, err := appliedEntry(observed, t.Manager, t.Subresource)
 	if err != nil {
@@ -133,8 +132,8 @@ func (a *Applier) forget(t Target, obj client.Object) {
 }
 
 // read gets t's object from the API server (not a cache).
-func (a *Applier) read(ctx context.Context, t Target, labels prometheus.Labels) (client.Object, error) {
-	a.metrics.reads.With(labels).Inc()
+func (a *Applier) read(ctx context.Context, t Target, series *targetMetrics) (client.Object, error) {
+	series.reads.get().Inc()
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(t.GVK)
 	if err := a.cfg.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
