@@ -50,8 +50,17 @@ type TypedBuild struct {
 	Type reflect.Type
 	// Mutate edits ac, of Type, already holding the object's identity and, in
 	// incremental mode, what the manager owns. observed must not be modified.
+	// An error wrapping ErrBuildUntyped, returned before anything else could
+	// have been decided, makes Apply build this intent with Build.Func
+	// instead: for a Type that can hold only some intents, and an observation
+	// it cannot build this one from.
 	Mutate func(ac any, observed client.Object) error
 }
+
+// ErrBuildUntyped is wrapped by a TypedBuild's Mutate that cannot build the
+// intent in its type (see TypedBuild.Mutate). It never reaches Apply's
+// caller.
+var ErrBuildUntyped = errors.New("the intent needs the unstructured build")
 
 // Result is what Apply did.
 type Result struct {
