@@ -226,9 +226,9 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 	observed := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", ResourceVersion: "1",
 		ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "other", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:type":{},"f:status":{}}}}}`)}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:type":{},"f:status":{}}}}}`)},
 			{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{}}}}}`)}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{}}}}}`)},
 		}},
 		Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a, b}}}
 	dropB := func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[:1] }
