@@ -180,9 +180,10 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // build returns how to build t's intent from contribs, run in queue order.
 // An entry made of Mutators of one apply configuration type (not
 // unstructured) also gets a typed build, which keeps the intent in that type
-// throughout.
+// throughout; so does one made of status Edits of a typed object with metav1
+// conditions (see editTypedBuild).
 func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.Build {
-	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
+	b := ssa.Build{Func: buildFunc(t, tc, contribs), Typed: editTypedBuild(t, tc, contribs)}
 	acType := contribs[0].acType()
 	if acType == nil || acType == unstructuredType {
 		return b

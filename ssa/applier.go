@@ -54,8 +54,17 @@ type TypedBuild struct {
 	// from it again. So Mutate must not keep ac, nor put into it maps or
 	// slices that something else keeps (such as observed's): set fresh
 	// values, as the generated With builders and SetCondition do.
+	// An error wrapping ErrBuildUntyped, returned before anything else could
+	// have been decided, makes Apply build this intent with Build.Func
+	// instead: for a Type that can hold only some intents, and an observation
+	// it cannot build this one from.
 	Mutate func(ac any, observed client.Object) error
 }
+
+// ErrBuildUntyped is wrapped by a TypedBuild's Mutate that cannot build the
+// intent in its type (see TypedBuild.Mutate). It never reaches Apply's
+// caller.
+var ErrBuildUntyped = errors.New("the intent needs the unstructured build")
 
 // Result is what Apply did.
 type Result struct {

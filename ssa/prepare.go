@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 
@@ -40,14 +41,17 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 }
 
 // prepare builds t's intent on st, checks it, and tells whether it changes
-// anything. The typed path is taken when b has one and nothing needs the
+// anything. The typed path is taken when b has one, nothing needs the
 // intent as unstructured content (a guarded apply rebuilds it, a yielding
-// policy edits it).
+// policy edits it) and its Mutate does not decline (ErrBuildUntyped).
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
 	policy conflicts.Policy, res *Result) (*prepared, error) {
 	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
 		if lay, ok := a.layouts.of(b.Typed.Type); ok {
-			return a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
+			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
+			if !errors.Is(err, ErrBuildUntyped) {
+				return p, err
+			}
 		}
 	}
 	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, res)
