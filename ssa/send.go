@@ -47,11 +47,6 @@ func (e *encodedApply) UnmarshalJSON(data []byte) error {
 // unless opts defer that.
 func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, opts ApplyOptions) (*answer, error) {
 	dryRun := opts.DryRun
-	release, err := a.lanes.acquire(ctx, t.Object())
-	if err != nil {
-		return nil, err
-	}
-	defer release()
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
 	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
 	var ac runtime.ApplyConfiguration = encoded
@@ -67,8 +62,11 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		ac = client.ApplyConfigurationFromUnstructured(viaUnstructured)
 	}
 	owner := client.FieldOwner(t.Manager)
+	release, err := a.lanes.acquire(ctx, t.Object())
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
-	defer func() { a.metrics.of(t).latency.get().Observe(time.Since(start).Seconds()) }()
 	if t.Subresource == StatusSubresource {
 		opts := []client.SubResourceApplyOption{owner}
 		if force {
@@ -88,6 +86,10 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		}
 		err = a.client.Apply(ctx, ac, opts...)
 	}
+	// The lane is held for the request only: reading the response needs
+	// no other request to wait.
+	release()
+	a.metrics.of(t).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, err
 	}
