@@ -302,3 +302,55 @@ func TestConditionsIntentDecodesOnlyWhatItEncodesBack(t *testing.T) {
 		})
 	}
 }
+
+// FuzzTypedEditsAgreeWithTheEditor holds the typed build of status Edits to
+// the editor's on random objects, owned conditions and edits: wherever the
+// typed build does not decline, both fail or both write the same intent.
+func FuzzTypedEditsAgreeWithTheEditor(f *testing.F) {
+	for _, seed := range [][]byte{
+		{},
+		{3, 0, 1, 0, 1, 1, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 7, 2, 0, 1, 1, 1, 2, 1, 0},
+		{3, 1, 2, 1, 2, 1, 2, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 3, 3, 0, 0, 2, 1, 0, 1, 0, 1, 2},
+		{2, 0, 0, 0, 1, 1, 1, 1, 8, 8, 8, 8, 5, 5, 5},
+		{255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in := &fuzzInput{data: data}
+		observed := in.widget()
+		observed.Generation = 3
+		var owned []metav1.Condition
+		mask := in.next()
+		for i, c := range observed.Status.Conditions {
+			if mask&(1<<i) != 0 {
+				owned = append(owned, c)
+			}
+		}
+		content := ownedIntent(t, owned...)
+		if in.next()%4 == 0 {
+			status, _ := content["status"].(map[string]any)
+			if status == nil {
+				status = map[string]any{}
+				content["status"] = status
+			}
+			status["phase"] = observed.Status.Phase
+		}
+		edits := in.edits()
+		edit := func(w *v1alpha1.Widget) {
+			for _, e := range edits {
+				e(w)
+			}
+		}
+		typedOut, editorOut, typedErr, editorErr := buildBoth(t, observed, content, edit)
+		if errors.Is(typedErr, ssa.ErrBuildUntyped) {
+			return
+		}
+		if (typedErr == nil) != (editorErr == nil) {
+			t.Fatalf("typed build: %v; editor: %v", typedErr, editorErr)
+		}
+		if typedErr == nil && !jsonvalue.Equal(typedOut, editorOut) {
+			t.Fatalf("typed build wrote\n%v\nthe editor\n%v", typedOut, editorOut)
+		}
+	})
+}
