@@ -88,7 +88,13 @@ func (o *observation) answered(res ssa.Result) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
-		*o = observation{obj: objects.EmptyLike(o.obj), response: res.Response}
+		like := o.obj
+		if o.response == nil {
+			// An observation kept as a response already holds an empty
+			// object of its type; the one queued is not kept for its type.
+			like = objects.EmptyLike(o.obj)
+		}
+		*o = observation{obj: like, response: res.Response}
 	}
 }
 
@@ -96,6 +102,17 @@ func (o *observation) answered(res ssa.Result) {
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
+}
+
+// sent clears the first n contributions, which were sent. With none left
+// the entry lets go of their array: a cleared entry stays in its object
+// until the Flush ends, and the contributions' functions often hold the
+// objects they were queued with.
+func (e *entry) sent(n int) {
+	e.contribs = e.contribs[n:]
+	if len(e.contribs) == 0 {
+		e.contribs = nil
+	}
 }
 
 // Option configures a Batch.
@@ -292,6 +309,11 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
+				// The rest of the Flush only reads the entries' targets:
+				// the object's observation as queued and the contributions
+				// sent go now, not when the last object is done, so that a
+				// Flush of many objects holds them only for those in flight.
+				work[i].release()
 			}()
 		}
 		wg.Wait()
@@ -331,6 +353,15 @@ type flushWork struct {
 type entryWork struct {
 	entry    *entry
 	contribs []contribution // the contributions this Flush sends
+}
+
+// release drops what w holds besides its entries: the observation it
+// started from and the contributions it sent.
+func (w *flushWork) release() {
+	w.observed = observation{}
+	for i := range w.entries {
+		w.entries[i].contribs = nil
+	}
 }
 
 // flushObject sends one object's entries in order and records each result.
@@ -387,7 +418,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		b.mu.Lock()
 		w.object.observed = observed
 		if err == nil {
-			ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+			ew.entry.sent(len(ew.contribs))
 		}
 		b.mu.Unlock()
 		if err != nil {
@@ -427,7 +458,7 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 			continue
 		}
 		b.mu.Lock()
-		ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+		ew.entry.sent(len(ew.contribs))
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
@@ -445,6 +476,8 @@ func (b *Batch) compact() {
 				entries = append(entries, e)
 			}
 		}
+		// The dropped entries must not stay reachable past the end.
+		clear(o.entries[len(entries):])
 		o.entries = entries
 	}
 }
