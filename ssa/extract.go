@@ -2,9 +2,17 @@ package ssa
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/ownership"
@@ -38,24 +46,168 @@ func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstruc
 // and the content alone does not say it is owned, so only complete content
 // lets a later value check tell that nothing the manager owns changed.
 func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstructured, raw []byte) (content map[string]any, complete bool, err error) {
-	set, err := decodeFieldSet(raw)
+	f, err := newEntryFields(raw)
 	if err != nil {
 		return nil, false, err
 	}
-	if set.Empty() {
+	return f.extract(tc, observed)
+}
+
+// entryFields is one managedFields entry's fieldsV1, decoded once for every
+// extraction that uses it (the same manager tends to own the same fields on
+// every object of a kind). It never changes after newEntryFields: it is
+// shared by concurrent extractions, which only read it.
+type entryFields struct {
+	leaves *fieldpath.Set
+	// top lists the top-level fields the leaves are under: only those need
+	// converting to extract the entry's values or to check them.
+	top []string
+}
+
+// newEntryFields decodes raw; its errors are decodeFieldSet's.
+func newEntryFields(raw []byte) (*entryFields, error) {
+	set, err := decodeFieldSet(raw)
+	if err != nil {
+		return nil, err
+	}
+	f := &entryFields{leaves: set.Leaves()}
+	f.leaves.Iterate(func(p fieldpath.Path) {
+		name := p[0].FieldName
+		if name == nil {
+			// Not a field of an object: at the top level the API server
+			// writes none, and decodeFieldSet accepts only what it writes.
+			return
+		}
+		if !slices.Contains(f.top, *name) {
+			f.top = append(f.top, *name)
+		}
+	})
+	return f, nil
+}
+
+// extract reads the values of f's fields from observed (without
+// managedFields), as extractFrom does.
+func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstructured.Unstructured) (content map[string]any, complete bool, err error) {
+	if f.leaves.Empty() {
 		return map[string]any{}, true, nil
 	}
 	tv, err := tc.ObjectToTyped(observed, typed.AllowDuplicates)
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
-	leaves := set.Leaves()
-	extracted := tv.ExtractItems(leaves)
+	extracted := tv.ExtractItems(f.leaves)
 	m, ok := extracted.AsValue().Unstructured().(map[string]any)
 	if !ok {
 		return nil, false, invalidf("the owned fields are a %T, not an object", extracted.AsValue().Unstructured())
 	}
 	present, err := extracted.ToFieldSet()
-	complete = err == nil && leaves.Difference(present).Empty()
+	complete = err == nil && f.leaves.Difference(present).Empty()
 	return m, complete, nil
+}
+
+// entryCacheSize bounds the decoded entries an Applier keeps: a controller's
+// managers own a few shapes of fields, each on many objects.
+const entryCacheSize = 256
+
+// entryCache keeps decoded managedFields entries by their JSON. When full it
+// starts again empty: what it holds is only ever a shortcut.
+type entryCache struct {
+	mu sync.Mutex
+	m  map[string]*entryFields
+}
+
+// fields returns raw decoded, from the cache when an equal entry was decoded
+// before. Entries that do not decode are not kept.
+func (c *entryCache) fields(raw []byte) (*entryFields, error) {
+	c.mu.Lock()
+	f := c.m[string(raw)]
+	c.mu.Unlock()
+	if f != nil {
+		return f, nil
+	}
+	f, err := newEntryFields(raw)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= entryCacheSize {
+		c.m = make(map[string]*entryFields)
+	}
+	c.m[string(raw)] = f
+	return f, nil
+}
+
+// contentOf returns obj, of kind gvk, as unstructured content holding the
+// top-level fields named in top (and the object's kind), without
+// managedFields: what extracting an entry over those fields, and checking
+// their values, reads. The content shares what it can with obj (callers must
+// not modify it), and a typed object is converted without copying it
+// first. Converting the whole object instead, once for every manager of
+// every object, cost more than anything else the first apply after a
+// restart does.
+func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*unstructured.Unstructured, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content := make(map[string]any, len(top)+2)
+		for _, k := range []string{"apiVersion", "kind"} {
+			if v, has := u.Object[k]; has {
+				content[k] = v
+			}
+		}
+		for _, k := range top {
+			if v, has := u.Object[k]; has {
+				content[k] = v
+			}
+		}
+		return ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content}), nil
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: %T is not a pointer to a struct", ErrInvalidInput, obj)
+	}
+	// A shallow copy (converting only reads it) in which the fields nobody
+	// reads are zero and managedFields are left out.
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	st := cp.Elem()
+	for i := range st.NumField() {
+		name, known := jsonFieldName(st.Type().Field(i))
+		if known && !slices.Contains(top, name) {
+			st.Field(i).SetZero()
+		}
+	}
+	co, ok := cp.Interface().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T is not a client.Object", ErrInvalidInput, obj)
+	}
+	co.SetManagedFields(nil)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(co)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	for k := range content {
+		// A zero struct field still converts (metadata to a null
+		// creationTimestamp): typing it for nothing would cost as much as
+		// the fields that are read.
+		if !slices.Contains(top, k) {
+			delete(content, k)
+		}
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(gvk)
+	return u, nil
+}
+
+// jsonFieldName returns the JSON name of an exported struct field that is
+// not inlined; known is false for any other field, which is kept as it is.
+func jsonFieldName(f reflect.StructField) (name string, known bool) {
+	if !f.IsExported() || f.Anonymous {
+		return "", false
+	}
+	tag := f.Tag.Get("json")
+	name, opts, _ := strings.Cut(tag, ",")
+	if name == "" || name == "-" || slices.Contains(strings.Split(opts, ","), "inline") {
+		return "", false
+	}
+	return name, true
 }
