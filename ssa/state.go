@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"reflect"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -118,7 +117,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 		st.content = map[string]any{}
 	case in.ac != nil:
 		st.body = in.body
-		st.forms = map[reflect.Type]*acForm{in.acType: {ac: in.ac, body: in.body}}
+		st.last = &acForm{typ: in.acType, ac: in.ac, body: in.body}
 	default:
 		st.content = withoutIdentity(in.content)
 	}
