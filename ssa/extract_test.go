@@ -11,6 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
@@ -153,4 +156,57 @@ func TestEntryCache(t *testing.T) {
 			t.Fatalf("%d entries kept, want at most %d", len(c.m), entryCacheSize)
 		}
 	}
+}
+
+// FuzzExtractItems checks extractItems against structured-merge-diff's
+// ExtractItems, which it stands in for: on any Widget content that matches
+// the schema and any field set, where extractItems answers it builds exactly
+// what ExtractItems builds. The seeds cover every shape of the schema: a map
+// list, a set list, a granular map, an atomic list, scalars, empty and null
+// values, a leaf whose value is an object, and items that name no key.
+func FuzzExtractItems(f *testing.F) {
+	cond := `{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2026-01-02T03:04:05Z","observedGeneration":3}`
+	condEntry := `"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{},"f:reason":{}}}`
+	for _, seed := range [][2]string{
+		{`{"status":{"phase":"On","conditions":[` + cond + `,{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
+		{`{"status":{"conditions":[{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":null,"phase":null}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
+		{`{"status":{"conditions":[{"status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"attributes":{"zone":"a","rack":"1"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{"f:zone":{}},"f:plan":{"f:steps":{}}}}`},
+		{`{"status":{"attributes":{"zone":"a"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{},"f:plan":{}}}`},
+		{`{"status":{"phase":"On","observedGeneration":2}}`, `{"f:status":{}}`},
+		{`{"status":{}}`, `{"f:status":{"f:phase":{}}}`},
+		{`{"status":{"phase":"On"}}`, `{"f:status":{"f:phase":{},".":{}}}`},
+		{`{"metadata":{"labels":{"a":"1","b":"2"},"finalizers":["x","y"],"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":"u1"},{"apiVersion":"v1","kind":"K","name":"m","uid":"u2"}]}}`,
+			`{"f:metadata":{"f:labels":{"f:a":{}},"f:finalizers":{"v:\"x\"":{}},"f:ownerReferences":{"k:{\"uid\":\"u2\"}":{".":{},"f:name":{}}}}}`},
+		{`{"metadata":{"finalizers":["x"]}}`, `{"f:metadata":{"f:finalizers":{}}}`},
+		{`{"spec":{"replicas":3,"message":"hi"},"status":{"phase":"On"}}`, `{"f:spec":{"f:replicas":{}},"f:status":{"f:phase":{}}}`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	tc := widgetConverter(f)
+	f.Fuzz(func(t *testing.T, doc, fields string) {
+		var content map[string]any
+		if utiljson.Unmarshal([]byte(doc), &content) != nil || content == nil {
+			return
+		}
+		set, err := decodeFieldSet([]byte(fields))
+		if err != nil {
+			return
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+		tv, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
+		if err != nil {
+			return
+		}
+		for _, items := range []*fieldpath.Set{set.Leaves(), set} {
+			want := tv.ExtractItems(items).AsValue().Unstructured()
+			got, ok := extractItems(tv.Schema(), tv.TypeRef(), u.Object, items)
+			if ok && !reflect.DeepEqual(got, want) {
+				t.Fatalf("extractItems(%s, %s) = %#v, ExtractItems gives %#v", doc, items, got, want)
+			}
+		}
+	})
 }
