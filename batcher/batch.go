@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -36,6 +37,10 @@ type Batch struct {
 	concurrency int
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
+
+	// empties holds an empty object of each typed Go type the batch keeps
+	// responses of (see emptyLike), by reflect.Type.
+	empties sync.Map
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
@@ -83,19 +88,37 @@ func (o *observation) get() (client.Object, error) {
 }
 
 // answered moves the observation to what an apply left: its response,
-// decoded or not.
-func (o *observation) answered(res ssa.Result) {
+// decoded or not. empty gives the empty object of the observation's type it
+// keeps with a response.
+func (o *observation) answered(res ssa.Result, empty func(client.Object) client.Object) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
 		like := o.obj
 		if o.response == nil {
-			// An observation kept as a response already holds an empty
-			// object of its type; the one queued is not kept for its type.
-			like = objects.EmptyLike(o.obj)
+			// The object queued is not kept for its type.
+			like = empty(o.obj)
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
+}
+
+// emptyLike returns an empty object of obj's type, one for every typed Go
+// type: observations kept as responses share it, and nothing modifies it
+// (decoding makes an object of its own).
+func (b *Batch) emptyLike(obj client.Object) client.Object {
+	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured {
+		return objects.EmptyLike(obj) // its kind is its own
+	}
+	typ := reflect.TypeOf(obj)
+	if like, ok := b.empties.Load(typ); ok {
+		if o, isObject := like.(client.Object); isObject {
+			return o
+		}
+	}
+	like, _ := b.empties.LoadOrStore(typ, objects.EmptyLike(obj))
+	o, _ := like.(client.Object)
+	return o
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -403,7 +426,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
 		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
-		observed.answered(res)
+		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
 			if err != nil {
