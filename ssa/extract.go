@@ -1,6 +1,7 @@
 package ssa
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"slices"
@@ -60,6 +61,7 @@ func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstruct
 // every object of a kind). It never changes after newEntryFields: it is
 // shared by concurrent extractions, which only read it.
 type entryFields struct {
+	raw    []byte // the entry, in bytes of its own
 	leaves *fieldpath.Set
 	// top lists the top-level fields the leaves are under: only those need
 	// converting to extract the entry's values or to check them.
@@ -72,7 +74,7 @@ func newEntryFields(raw []byte) (*entryFields, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &entryFields{leaves: set.Leaves()}
+	f := &entryFields{raw: bytes.Clone(raw), leaves: set.Leaves()}
 	f.leaves.Iterate(func(p fieldpath.Path) {
 		name := p[0].FieldName
 		if name == nil {
@@ -301,6 +303,18 @@ func (c *entryCache) fields(raw []byte) (*entryFields, error) {
 	}
 	c.m[string(raw)] = f
 	return f, nil
+}
+
+// intern returns the bytes of an entry equal to raw decoded before, else raw:
+// the states of one manager on many objects then share one copy of the
+// entry they were made from.
+func (c *entryCache) intern(raw []byte) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if f := c.m[string(raw)]; f != nil {
+		return f.raw
+	}
+	return raw
 }
 
 // contentOf returns obj, of kind gvk, as unstructured content holding the

@@ -82,7 +82,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
-	st := &ownedState{rv: rv, entry: raw, content: content, complete: complete}
+	st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
 	put(st)
 	return st, observed, nil
 }
@@ -111,7 +111,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 		return
 	}
 	// What was applied is complete: the entry lists the fields of the body.
-	st := &ownedState{rv: resp.resourceVersion(), entry: raw, complete: true}
+	st := &ownedState{rv: resp.resourceVersion(), entry: a.entries.intern(raw), complete: true}
 	switch {
 	case !found:
 		st.content = map[string]any{}
