@@ -188,11 +188,10 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 			return nil
 		}
 	}
-	// Status functions queue contributions to one entry by the dozen: start
-	// with room for several.
-	contribs := make([]contribution, 1, 8)
-	contribs[0] = c
-	o.entries = append(o.entries, &entry{target: t, contribs: contribs})
+	// Room for one: a batch of many objects often queues one contribution
+	// per entry, and room for more would be most of what it holds until
+	// the Flush; append grows an entry that gets more.
+	o.entries = append(o.entries, &entry{target: t, contribs: []contribution{c}})
 	return nil
 }
 
