@@ -71,24 +71,19 @@ func (a *answer) uid() types.UID {
 }
 
 // entry returns the fields of manager's Apply entry for sub, as appliedEntry
-// does on an object, in bytes of their own.
+// does on an object.
 func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
 	if a.obj != nil {
 		return appliedEntry(a.obj, manager, sub)
 	}
-	raw, found, err := appliedEntryIn(a.meta.ManagedFields, manager, sub)
-	if raw != nil {
-		// readMeta's entries are slices of the response.
-		raw = bytes.Clone(raw)
-	}
-	return raw, found, err
+	return appliedEntryIn(a.meta.ManagedFields, manager, sub)
 }
 
 // readMeta reads the metadata of an object's JSON into m. It walks the
 // top level up to the metadata (which the API server writes before spec and
 // status) and the metadata only, and decodes no more than resourceVersion,
 // uid and the managedFields entries (their fields kept as the raw JSON
-// metav1.FieldsV1 keeps, slices of raw): the rest of the object (spec, status, every other
+// metav1.FieldsV1 keeps): the rest of the object (spec, status, every other
 // metadata field) is skipped without being decoded. raw is a response the
 // client already checked to be valid JSON (json.Decoder, decoding the
 // metadata only, still scanned the rest and cost a fifth of a changing
@@ -131,12 +126,12 @@ func readMeta(raw []byte, m *answerMeta) error {
 							if err := s.skip(); err != nil {
 								return err
 							}
-							// Not a copy: the one entry remember keeps is
-							// copied by answer.entry, so that it does not
-							// keep the whole response alive. null is no
-							// fields.
+							// A copy, as metav1.FieldsV1 decodes one: a
+							// slice would keep the whole response alive in
+							// what the Applier remembers. null is no fields.
 							if fields := s.b[start:s.i]; string(fields) != "null" {
-								e.FieldsV1 = &metav1.FieldsV1{Raw: fields[:len(fields):len(fields)]}
+								e.FieldsV1 = &metav1.FieldsV1{}
+								e.FieldsV1.SetRawBytes(fields) // copies
 							}
 							return nil
 						}
