@@ -101,8 +101,11 @@ func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstruct
 	}
 	var extracted *typed.TypedValue
 	if v, ok := extractItems(tv.Schema(), tv.TypeRef(), observed.Object, f.leaves); ok {
-		extracted = typed.AsTypedUnvalidated(value.NewValueInterface(v), tv.Schema(), tv.TypeRef())
-	} else {
+		// Part of what was checked against the schema: checking it again
+		// costs little, and cannot fail where ExtractItems' value passes.
+		extracted, err = typed.AsTyped(value.NewValueInterface(v), tv.Schema(), tv.TypeRef(), typed.AllowDuplicates)
+	}
+	if extracted == nil || err != nil {
 		extracted = tv.ExtractItems(f.leaves)
 	}
 	m, ok := extracted.AsValue().Unstructured().(map[string]any)
@@ -261,7 +264,7 @@ func listItemElement(s *smdschema.Schema, t *smdschema.List, item any) (fieldpat
 	for _, k := range t.Keys {
 		if kv, has := m[k]; has {
 			keys = append(keys, value.Field{Name: k, Value: value.NewValueInterface(kv)})
-		} else if f, _ := elem.Map.FindField(k); f.Default != nil {
+		} else if f, _ := elem.FindField(k); f.Default != nil {
 			keys = append(keys, value.Field{Name: k, Value: value.NewValueInterface(f.Default)})
 		}
 	}

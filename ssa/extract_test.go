@@ -31,7 +31,7 @@ func TestExtractionReadsOnlyTheEntrysFields(t *testing.T) {
 	w := &v1alpha1.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"team": "a", "tier": "b"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, FieldsType: "FieldsV1",
-				FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:replicas":{}}}`)}}}},
+				FieldsV1: metav1.NewFieldsV1(`{"f:spec":{"f:replicas":{}}}`)}}},
 		Spec: v1alpha1.WidgetSpec{Replicas: 3, Message: "hi"},
 		Status: v1alpha1.WidgetStatus{Phase: "On", Conditions: []metav1.Condition{
 			{Type: "A", Status: metav1.ConditionTrue, Reason: "R", Message: "m", LastTransitionTime: metav1.Unix(1e9, 0)},
