@@ -328,7 +328,11 @@ func (c *entryCache) intern(raw []byte) []byte {
 // first. Converting the whole object instead, once for every manager of
 // every object, cost more than anything else the first apply after a
 // restart does.
-func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*unstructured.Unstructured, error) {
+//
+// With the kind's schema ks (nil for none), a typed object also leaves out
+// the items of keyed lists (conditions) that no path of leaves names, before
+// converting them: a manager of one condition among many reads one.
+func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string, ks *kindSchema, leaves *fieldpath.Set) (*unstructured.Unstructured, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content := make(map[string]any, len(top)+2)
 		for _, k := range []string{"apiVersion", "kind"} {
@@ -358,11 +362,21 @@ func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*u
 			st.Field(i).SetZero()
 		}
 	}
+	if ks != nil && leaves != nil {
+		if narrow, changed := narrowed(ks.schema, ks.typeRef, st, leaves); changed {
+			st.Set(narrow)
+		}
+	}
 	co, ok := cp.Interface().(client.Object)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T is not a client.Object", ErrInvalidInput, obj)
 	}
 	co.SetManagedFields(nil)
+	if content, ok := fieldsToUnstructured(st, top); ok {
+		u := &unstructured.Unstructured{Object: content}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
+	}
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(co)
 	if err != nil {
 		return nil, fmt.Errorf("converting %T: %w", obj, err)
@@ -380,10 +394,39 @@ func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*u
 	return u, nil
 }
 
+// fieldsToUnstructured converts the fields of st named in top one by one,
+// each as the whole object's conversion converts it, without converting the
+// object around them. ok is false unless every one of them is a non-empty
+// struct (or a pointer to one) that converts to an object: for others the
+// whole object is converted, which leaves some of them out.
+func fieldsToUnstructured(st reflect.Value, top []string) (content map[string]any, ok bool) {
+	content = make(map[string]any, len(top)+2)
+	for i := range st.NumField() {
+		name, known := jsonFieldName(st.Type().Field(i))
+		if !known || !slices.Contains(top, name) {
+			continue
+		}
+		f := st.Field(i)
+		switch {
+		case f.Kind() == reflect.Struct && !f.IsZero():
+			f = f.Addr()
+		case f.Kind() == reflect.Pointer && !f.IsNil() && f.Elem().Kind() == reflect.Struct && !f.Elem().IsZero():
+		default:
+			return nil, false
+		}
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Interface())
+		if err != nil {
+			return nil, false
+		}
+		content[name] = m
+	}
+	return content, len(content) == len(top)
+}
+
 // jsonFieldName returns the JSON name of an exported struct field that is
 // not inlined; known is false for any other field, which is kept as it is.
 func jsonFieldName(f reflect.StructField) (name string, known bool) {
-	if !f.IsExported() || f.Anonymous {
+	if !f.IsExported() {
 		return "", false
 	}
 	tag := f.Tag.Get("json")
@@ -392,4 +435,128 @@ func jsonFieldName(f reflect.StructField) (name string, known bool) {
 		return "", false
 	}
 	return name, true
+}
+
+// narrowed returns v, a Go value of schema type tr, without the items of
+// keyed lists that no path of set can name: extracting set from the
+// converted result gives what extracting it from v converted gives. It is
+// conservative: it only drops an item whose string key differs from that of
+// every path at its list, follows struct fields the set has paths under
+// (not atomic ones, not a field the set names whole), and keeps a list it
+// would empty (extracting from an empty list gives it back empty, from a
+// full one gives nothing). v is not modified: changed reports a new value,
+// which copies what it changes and shares the rest.
+func narrowed(s *smdschema.Schema, tr smdschema.TypeRef, v reflect.Value, set *fieldpath.Set) (out reflect.Value, changed bool) {
+	atom, found := s.Resolve(tr)
+	if !found {
+		return v, false
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v, false
+		}
+		inner, changed := narrowed(s, tr, v.Elem(), set)
+		if !changed {
+			return v, false
+		}
+		p := reflect.New(v.Type().Elem())
+		p.Elem().Set(inner)
+		return p, true
+	case reflect.Struct:
+		if atom.Map == nil || atom.Map.ElementRelationship == smdschema.Atomic {
+			return v, false
+		}
+		for i := range v.NumField() {
+			name, known := jsonFieldName(v.Type().Field(i))
+			if !known {
+				continue
+			}
+			pe := fieldpath.PathElement{FieldName: &name}
+			child, under := set.Children.Get(pe)
+			if !under || set.Members.Has(pe) {
+				continue
+			}
+			ft := atom.Map.ElementType
+			if f, has := atom.FindField(name); has {
+				ft = f.Type
+			}
+			field, fieldChanged := narrowed(s, ft, v.Field(i), child)
+			if !fieldChanged {
+				continue
+			}
+			if !changed {
+				cp := reflect.New(v.Type()).Elem()
+				cp.Set(v)
+				v, changed = cp, true
+			}
+			v.Field(i).Set(field)
+		}
+		return v, changed
+	case reflect.Slice:
+		if atom.List == nil || atom.List.ElementRelationship != smdschema.Associative || len(atom.Keys) == 0 || v.Len() == 0 {
+			return v, false
+		}
+		var named []fieldpath.PathElement
+		add := func(pe fieldpath.PathElement) { named = append(named, pe) }
+		set.Members.Iterate(add)
+		set.Children.Iterate(add)
+		kept := reflect.MakeSlice(v.Type(), 0, min(v.Len(), len(named)))
+		for i := range v.Len() {
+			item := v.Index(i)
+			for _, pe := range named {
+				if !keyDiffers(item, atom.Keys, pe) {
+					kept = reflect.Append(kept, item)
+					break
+				}
+			}
+		}
+		if kept.Len() == 0 || kept.Len() == v.Len() {
+			return v, false
+		}
+		return kept, true
+	}
+	return v, false
+}
+
+// keyDiffers reports whether item, a Go struct (or pointer to one) in a list
+// keyed by keys, is certainly not the item pe names: one of its keys is a
+// non-empty string and pe names another for it. Anything else (an empty key,
+// which the schema may default, a key of another kind, a pe that is not a key
+// of this list) could be the same item.
+func keyDiffers(item reflect.Value, keys []string, pe fieldpath.PathElement) bool {
+	if pe.Key == nil || len(*pe.Key) != len(keys) {
+		return false
+	}
+	if item.Kind() == reflect.Pointer {
+		if item.IsNil() {
+			return false
+		}
+		item = item.Elem()
+	}
+	if item.Kind() != reflect.Struct {
+		return false
+	}
+	for _, k := range keys {
+		var want any
+		for _, f := range *pe.Key {
+			if f.Name == k {
+				want = f.Value.Unstructured()
+			}
+		}
+		ws, isString := want.(string)
+		if !isString {
+			continue
+		}
+		for i := range item.NumField() {
+			name, known := jsonFieldName(item.Type().Field(i))
+			if !known || name != k {
+				continue
+			}
+			if got := item.Field(i); got.Kind() == reflect.String && got.String() != "" && got.String() != ws {
+				return true
+			}
+		}
+	}
+	return false
 }

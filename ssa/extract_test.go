@@ -27,6 +27,7 @@ import (
 // owns go missing, and the extraction is no longer complete.
 func TestExtractionReadsOnlyTheEntrysFields(t *testing.T) {
 	tc := widgetConverter(t)
+	ks := widgetSchema(t, tc)
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	w := &v1alpha1.Widget{
 		ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", UID: "u1", ResourceVersion: "7", Labels: map[string]string{"team": "a", "tier": "b"},
@@ -73,7 +74,7 @@ func TestExtractionReadsOnlyTheEntrysFields(t *testing.T) {
 					GetManagedFields() []metav1.ManagedFieldsEntry
 				}
 			}{{"typed", w}, {"unstructured", u}} {
-				content, err := contentOf(obs.obj.(clientObject), gvk, f.top)
+				content, err := contentOf(obs.obj.(clientObject), gvk, f.top, ks, f.leaves)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -94,7 +95,7 @@ func TestExtractionReadsOnlyTheEntrysFields(t *testing.T) {
 				return
 			}
 			// The control: the status alone.
-			content, err := contentOf(w, gvk, []string{"status"})
+			content, err := contentOf(w, gvk, []string{"status"}, ks, f.leaves)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,6 +171,9 @@ func FuzzExtractItems(f *testing.F) {
 	for _, seed := range [][2]string{
 		{`{"status":{"phase":"On","conditions":[` + cond + `,{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
 		{`{"status":{"conditions":[{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[{"type":"B","status":"False"},` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[{"type":"","status":"False"},{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{"f:conditions":{}}}`},
 		{`{"status":{"conditions":[]}}`, `{"f:status":{` + condEntry + `}}`},
 		{`{"status":{"conditions":null,"phase":null}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
 		{`{"status":{"conditions":[{"status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
@@ -186,6 +190,7 @@ func FuzzExtractItems(f *testing.F) {
 		f.Add(seed[0], seed[1])
 	}
 	tc := widgetConverter(f)
+	ks := widgetSchema(f, tc)
 	f.Fuzz(func(t *testing.T, doc, fields string) {
 		var content map[string]any
 		if utiljson.Unmarshal([]byte(doc), &content) != nil || content == nil {
@@ -208,5 +213,101 @@ func FuzzExtractItems(f *testing.F) {
 				t.Fatalf("extractItems(%s, %s) = %#v, ExtractItems gives %#v", doc, items, got, want)
 			}
 		}
+		// A typed object: narrowing its lists before converting it changes
+		// neither what is extracted nor whether it is complete.
+		w := &v1alpha1.Widget{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(content, w) != nil {
+			return
+		}
+		entry, err := newEntryFields([]byte(fields))
+		if err != nil {
+			return
+		}
+		gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
+		whole, err := contentOf(w, gvk, entry.top, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		narrow, err := contentOf(w, gvk, entry.top, ks, entry.leaves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantComplete, wantErr := entry.extract(tc, whole)
+		got, complete, err := entry.extract(tc, narrow)
+		if (err != nil) != (wantErr != nil) || complete != wantComplete || !reflect.DeepEqual(got, want) {
+			t.Fatalf("from %s narrowed by %s: %v (complete %v, %v), from the whole object %v (complete %v, %v)", doc, fields, got, complete, err, want, wantComplete, wantErr)
+		}
 	})
+}
+
+// A typed object's conditions no path of the entry names are left out before
+// converting it, and the extraction is what it is from the whole object. A
+// list every item of which would go is kept whole; the control empties it,
+// as a plain filter would, and the extraction then differs: structured-merge-
+// diff gives an empty list back as it is, and nothing from a full one.
+func TestNarrowedConditions(t *testing.T) {
+	tc := widgetConverter(t)
+	ks := widgetSchema(t, tc)
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
+	cond := func(typ string) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: metav1.Unix(1e9, 0)}
+	}
+	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{cond("A"), cond("B"), cond("C")}}}
+	entryFor := func(typ string) *entryFields {
+		f, err := newEntryFields(fmt.Appendf(nil, `{"f:status":{"f:conditions":{"k:{\"type\":\"%s\"}":{".":{},"f:type":{},"f:status":{},"f:reason":{}}}}}`, typ))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	types := func(u *unstructured.Unstructured) []string {
+		items, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		var out []string
+		for _, item := range items {
+			out = append(out, item.(map[string]any)["type"].(string))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		owned string
+		kept  []string
+	}{{"B", []string{"B"}}, {"Z", []string{"A", "B", "C"}}} {
+		f := entryFor(c.owned)
+		narrow, err := contentOf(w, gvk, f.top, ks, f.leaves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		whole, err := contentOf(w, gvk, f.top, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := types(narrow); !slices.Equal(got, c.kept) {
+			t.Fatalf("owning %s: converted conditions %v, want %v", c.owned, got, c.kept)
+		}
+		got, complete, err := f.extract(tc, narrow)
+		want, wantComplete, wantErr := f.extract(tc, whole)
+		if err != nil || wantErr != nil || complete != wantComplete || !reflect.DeepEqual(got, want) {
+			t.Fatalf("owning %s: extracted %v (complete %v, %v), from the whole object %v (%v, %v)", c.owned, got, complete, err, want, wantComplete, wantErr)
+		}
+	}
+	if len(w.Status.Conditions) != 3 {
+		t.Fatalf("narrowing modified the observed object: %v", w.Status.Conditions)
+	}
+	// The control: the list emptied.
+	f := entryFor("Z")
+	emptied := w.DeepCopy()
+	emptied.Status.Conditions = []metav1.Condition{}
+	content, err := contentOf(emptied, gvk, f.top, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := contentOf(w, gvk, f.top, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromEmpty, _, err1 := f.extract(tc, content)
+	fromWhole, _, err2 := f.extract(tc, whole)
+	if err1 != nil || err2 != nil || reflect.DeepEqual(fromEmpty, fromWhole) {
+		t.Fatalf("the control expects an emptied list to extract otherwise: %v and %v (%v, %v)", fromEmpty, fromWhole, err1, err2)
+	}
 }

@@ -63,7 +63,8 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	}
 	// Both the value check and the extraction read the entry's top-level
 	// fields as unstructured content: convert them, and only them, once.
-	u, err := contentOf(observed, t.GVK, fields.top)
+	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
+	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
 	if err != nil {
 		return nil, nil, err
 	}
