@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
-	"sigs.k8s.io/structured-merge-diff/v6/value"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -99,15 +98,7 @@ func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstruct
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
-	var extracted *typed.TypedValue
-	if v, ok := extractItems(tv.Schema(), tv.TypeRef(), observed.Object, f.leaves); ok {
-		// Part of what was checked against the schema: checking it again
-		// costs little, and cannot fail where ExtractItems' value passes.
-		extracted, err = typed.AsTyped(value.NewValueInterface(v), tv.Schema(), tv.TypeRef(), typed.AllowDuplicates)
-	}
-	if extracted == nil || err != nil {
-		extracted = tv.ExtractItems(f.leaves)
-	}
+	extracted := tv.ExtractItems(f.leaves)
 	m, ok := extracted.AsValue().Unstructured().(map[string]any)
 	if !ok {
 		return nil, false, invalidf("the owned fields are a %T, not an object", extracted.AsValue().Unstructured())
@@ -115,164 +106,6 @@ func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstruct
 	present, err := extracted.ToFieldSet()
 	complete = err == nil && f.leaves.Difference(present).Empty()
 	return m, complete, nil
-}
-
-// extractItems is structured-merge-diff's TypedValue.ExtractItems (which
-// keeps what set names of v, a value of type tr, walking both with the
-// schema) on unstructured content v already checked against the schema.
-// It follows the same rules, quirks included, and builds the same value; it
-// differs in cost only: ExtractItems builds a map of the fields of every
-// object type it passes and allocators at every level, several kilobytes
-// for one condition, which made it the largest cost of the first apply of
-// each manager after a restart. ok is false for content it does not handle
-// the same way for certain (items that name no key, values of Go types JSON
-// does not decode to): the caller then asks ExtractItems.
-func extractItems(s *smdschema.Schema, tr smdschema.TypeRef, v any, set *fieldpath.Set) (out any, ok bool) {
-	atom, found := s.Resolve(tr)
-	if !found {
-		return nil, false
-	}
-	switch v.(type) {
-	case nil, map[string]any, []any, string, bool, int64, float64:
-	default:
-		return nil, false
-	}
-	// The atom of v's own shape when the type allows several (as
-	// structured-merge-diff's deduceAtom picks it).
-	switch v.(type) {
-	case string, bool, int64, float64:
-		if atom.Scalar != nil {
-			atom = smdschema.Atom{Scalar: atom.Scalar}
-		}
-	case []any:
-		if atom.List != nil {
-			atom = smdschema.Atom{List: atom.List}
-		}
-	case map[string]any:
-		if atom.Map != nil {
-			atom = smdschema.Atom{Map: atom.Map}
-		}
-	}
-	switch {
-	case atom.Map != nil:
-		return extractMap(s, atom.Map, v, set)
-	case atom.Scalar != nil:
-		return v, true
-	case atom.List != nil:
-		return extractList(s, atom.List, v, set)
-	}
-	return nil, false
-}
-
-// extractMap is extractItems for an object or map.
-func extractMap(s *smdschema.Schema, t *smdschema.Map, v any, set *fieldpath.Set) (any, bool) {
-	m, isMap := v.(map[string]any)
-	switch {
-	case !isMap:
-		return nil, true
-	case len(m) == 0 || t.ElementRelationship == smdschema.Atomic:
-		return v, true
-	}
-	out := map[string]any{}
-	for k, item := range m {
-		pe := fieldpath.PathElement{FieldName: &k}
-		ft := t.ElementType
-		if f, has := t.FindField(k); has {
-			ft = f.Type
-		}
-		// A field the set holds itself is walked with the set of its
-		// parent, as ExtractItems does.
-		within := set
-		if !set.Members.Has(pe) {
-			sub, has := set.Children.Get(pe)
-			if !has || sub.Empty() {
-				continue
-			}
-			within = sub
-		}
-		kept, ok := extractItems(s, ft, item, within)
-		if !ok {
-			return nil, false
-		}
-		out[k] = kept
-	}
-	if len(out) == 0 {
-		return nil, true
-	}
-	return out, true
-}
-
-// extractList is extractItems for a list.
-func extractList(s *smdschema.Schema, t *smdschema.List, v any, set *fieldpath.Set) (any, bool) {
-	l, isList := v.([]any)
-	switch {
-	case !isList:
-		return nil, true
-	case len(l) == 0 || t.ElementRelationship == smdschema.Atomic:
-		return v, true
-	}
-	var out []any
-	for _, item := range l {
-		pe, ok := listItemElement(s, t, item)
-		if !ok {
-			return nil, false
-		}
-		exact := set.Members.Has(pe)
-		sub, prefix := set.Children.Get(pe)
-		prefix = prefix && !sub.Empty()
-		if prefix {
-			kept, ok := extractItems(s, t.ElementType, item, sub)
-			if !ok {
-				return nil, false
-			}
-			item = kept
-		}
-		if exact || prefix {
-			out = append(out, item)
-		}
-	}
-	if len(out) == 0 {
-		return nil, true
-	}
-	return out, true
-}
-
-// listItemElement is the path element of item in a list of type t: its keys
-// (a key field it lacks takes the schema's default), or its value in a set.
-// ok is false where structured-merge-diff fails to make one.
-func listItemElement(s *smdschema.Schema, t *smdschema.List, item any) (fieldpath.PathElement, bool) {
-	if t.ElementRelationship != smdschema.Associative {
-		return fieldpath.PathElement{}, false
-	}
-	if len(t.Keys) == 0 {
-		switch item.(type) {
-		case string, bool, int64, float64:
-			v := value.NewValueInterface(item)
-			return fieldpath.PathElement{Value: &v}, true
-		}
-		return fieldpath.PathElement{}, false
-	}
-	m, isMap := item.(map[string]any)
-	if !isMap {
-		return fieldpath.PathElement{}, false
-	}
-	elem, found := s.Resolve(t.ElementType)
-	if !found || elem.Map == nil {
-		return fieldpath.PathElement{}, false
-	}
-	keys := make(value.FieldList, 0, len(t.Keys))
-	for _, k := range t.Keys {
-		if kv, has := m[k]; has {
-			keys = append(keys, value.Field{Name: k, Value: value.NewValueInterface(kv)})
-		} else if f, _ := elem.FindField(k); f.Default != nil {
-			keys = append(keys, value.Field{Name: k, Value: value.NewValueInterface(f.Default)})
-		}
-	}
-	if len(keys) == 0 {
-		return fieldpath.PathElement{}, false
-	}
-	keys.Sort()
-	return fieldpath.PathElement{Key: &keys}, true
 }
 
 // entryCacheSize bounds the decoded entries an Applier keeps: a controller's

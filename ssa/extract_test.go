@@ -12,8 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
@@ -159,87 +157,6 @@ func TestEntryCache(t *testing.T) {
 	}
 }
 
-// FuzzExtractItems checks extractItems against structured-merge-diff's
-// ExtractItems, which it stands in for: on any Widget content that matches
-// the schema and any field set, where extractItems answers it builds exactly
-// what ExtractItems builds. The seeds cover every shape of the schema: a map
-// list, a set list, a granular map, an atomic list, scalars, empty and null
-// values, a leaf whose value is an object, and items that name no key.
-func FuzzExtractItems(f *testing.F) {
-	cond := `{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2026-01-02T03:04:05Z","observedGeneration":3}`
-	condEntry := `"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{},"f:reason":{}}}`
-	for _, seed := range [][2]string{
-		{`{"status":{"phase":"On","conditions":[` + cond + `,{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
-		{`{"status":{"conditions":[{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
-		{`{"status":{"conditions":[{"type":"B","status":"False"},` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
-		{`{"status":{"conditions":[{"type":"","status":"False"},{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
-		{`{"status":{"conditions":[` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{"f:conditions":{}}}`},
-		{`{"status":{"conditions":[]}}`, `{"f:status":{` + condEntry + `}}`},
-		{`{"status":{"conditions":null,"phase":null}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
-		{`{"status":{"conditions":[{"status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
-		{`{"status":{"attributes":{"zone":"a","rack":"1"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{"f:zone":{}},"f:plan":{"f:steps":{}}}}`},
-		{`{"status":{"attributes":{"zone":"a"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{},"f:plan":{}}}`},
-		{`{"status":{"phase":"On","observedGeneration":2}}`, `{"f:status":{}}`},
-		{`{"status":{}}`, `{"f:status":{"f:phase":{}}}`},
-		{`{"status":{"phase":"On"}}`, `{"f:status":{"f:phase":{},".":{}}}`},
-		{`{"metadata":{"labels":{"a":"1","b":"2"},"finalizers":["x","y"],"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":"u1"},{"apiVersion":"v1","kind":"K","name":"m","uid":"u2"}]}}`,
-			`{"f:metadata":{"f:labels":{"f:a":{}},"f:finalizers":{"v:\"x\"":{}},"f:ownerReferences":{"k:{\"uid\":\"u2\"}":{".":{},"f:name":{}}}}}`},
-		{`{"metadata":{"finalizers":["x"]}}`, `{"f:metadata":{"f:finalizers":{}}}`},
-		{`{"spec":{"replicas":3,"message":"hi"},"status":{"phase":"On"}}`, `{"f:spec":{"f:replicas":{}},"f:status":{"f:phase":{}}}`},
-	} {
-		f.Add(seed[0], seed[1])
-	}
-	tc := widgetConverter(f)
-	ks := widgetSchema(f, tc)
-	f.Fuzz(func(t *testing.T, doc, fields string) {
-		var content map[string]any
-		if utiljson.Unmarshal([]byte(doc), &content) != nil || content == nil {
-			return
-		}
-		set, err := decodeFieldSet([]byte(fields))
-		if err != nil {
-			return
-		}
-		u := &unstructured.Unstructured{Object: content}
-		u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-		tv, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
-		if err != nil {
-			return
-		}
-		for _, items := range []*fieldpath.Set{set.Leaves(), set} {
-			want := tv.ExtractItems(items).AsValue().Unstructured()
-			got, ok := extractItems(tv.Schema(), tv.TypeRef(), u.Object, items)
-			if ok && !reflect.DeepEqual(got, want) {
-				t.Fatalf("extractItems(%s, %s) = %#v, ExtractItems gives %#v", doc, items, got, want)
-			}
-		}
-		// A typed object: narrowing its lists before converting it changes
-		// neither what is extracted nor whether it is complete.
-		w := &v1alpha1.Widget{}
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(content, w) != nil {
-			return
-		}
-		entry, err := newEntryFields([]byte(fields))
-		if err != nil {
-			return
-		}
-		gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
-		whole, err := contentOf(w, gvk, entry.top, nil, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		narrow, err := contentOf(w, gvk, entry.top, ks, entry.leaves)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, wantComplete, wantErr := entry.extract(tc, whole)
-		got, complete, err := entry.extract(tc, narrow)
-		if (err != nil) != (wantErr != nil) || complete != wantComplete || !reflect.DeepEqual(got, want) {
-			t.Fatalf("from %s narrowed by %s: %v (complete %v, %v), from the whole object %v (complete %v, %v)", doc, fields, got, complete, err, want, wantComplete, wantErr)
-		}
-	})
-}
-
 // A typed object's conditions no path of the entry names are left out before
 // converting it, and the extraction is what it is from the whole object. A
 // list every item of which would go is kept whole; the control empties it,
@@ -310,4 +227,67 @@ func TestNarrowedConditions(t *testing.T) {
 	if err1 != nil || err2 != nil || reflect.DeepEqual(fromEmpty, fromWhole) {
 		t.Fatalf("the control expects an emptied list to extract otherwise: %v and %v (%v, %v)", fromEmpty, fromWhole, err1, err2)
 	}
+}
+
+// FuzzNarrowedExtraction holds the narrowed conversion of a typed object
+// (contentOf with the kind's schema and the entry's leaves, which leaves out
+// keyed-list items no path of the entry names) to the whole one: on any
+// Widget content and any field set, extracting from either gives the same
+// owned fields, equally complete.
+func FuzzNarrowedExtraction(f *testing.F) {
+	cond := `{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2026-01-02T03:04:05Z","observedGeneration":3}`
+	condEntry := `"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{},"f:reason":{}}}`
+	for _, seed := range [][2]string{
+		{`{"status":{"phase":"On","conditions":[` + cond + `,{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
+		{`{"status":{"conditions":[{"type":"B","status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[{"type":"B","status":"False"},` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[{"type":"","status":"False"},{"type":"C","status":"True"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":[` + cond + `,{"type":"C","status":"True"}]}}`, `{"f:status":{"f:conditions":{}}}`},
+		{`{"status":{"conditions":[]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"conditions":null,"phase":null}}`, `{"f:status":{` + condEntry + `,"f:phase":{}}}`},
+		{`{"status":{"conditions":[{"status":"False"}]}}`, `{"f:status":{` + condEntry + `}}`},
+		{`{"status":{"attributes":{"zone":"a","rack":"1"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{"f:zone":{}},"f:plan":{"f:steps":{}}}}`},
+		{`{"status":{"attributes":{"zone":"a"},"plan":{"id":"p","steps":["a","b"]}}}`, `{"f:status":{"f:attributes":{},"f:plan":{}}}`},
+		{`{"status":{"phase":"On","observedGeneration":2}}`, `{"f:status":{}}`},
+		{`{"status":{}}`, `{"f:status":{"f:phase":{}}}`},
+		{`{"status":{"phase":"On"}}`, `{"f:status":{"f:phase":{},".":{}}}`},
+		{`{"metadata":{"labels":{"a":"1","b":"2"},"finalizers":["x","y"],"ownerReferences":[{"apiVersion":"v1","kind":"K","name":"n","uid":"u1"},{"apiVersion":"v1","kind":"K","name":"m","uid":"u2"}]}}`,
+			`{"f:metadata":{"f:labels":{"f:a":{}},"f:finalizers":{"v:\"x\"":{}},"f:ownerReferences":{"k:{\"uid\":\"u2\"}":{".":{},"f:name":{}}}}}`},
+		{`{"metadata":{"finalizers":["x"]}}`, `{"f:metadata":{"f:finalizers":{}}}`},
+		{`{"spec":{"replicas":3,"message":"hi"},"status":{"phase":"On"}}`, `{"f:spec":{"f:replicas":{}},"f:status":{"f:phase":{}}}`},
+	} {
+		f.Add(seed[0], seed[1])
+	}
+	tc := widgetConverter(f)
+	ks := widgetSchema(f, tc)
+	f.Fuzz(func(t *testing.T, doc, fields string) {
+		var content map[string]any
+		if utiljson.Unmarshal([]byte(doc), &content) != nil || content == nil {
+			return
+		}
+		// A typed object: narrowing its lists before converting it changes
+		// neither what is extracted nor whether it is complete.
+		w := &v1alpha1.Widget{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(content, w) != nil {
+			return
+		}
+		entry, err := newEntryFields([]byte(fields))
+		if err != nil {
+			return
+		}
+		gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
+		whole, err := contentOf(w, gvk, entry.top, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		narrow, err := contentOf(w, gvk, entry.top, ks, entry.leaves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wantComplete, wantErr := entry.extract(tc, whole)
+		got, complete, err := entry.extract(tc, narrow)
+		if (err != nil) != (wantErr != nil) || complete != wantComplete || !reflect.DeepEqual(got, want) {
+			t.Fatalf("from %s narrowed by %s: %v (complete %v, %v), from the whole object %v (complete %v, %v)", doc, fields, got, complete, err, want, wantComplete, wantErr)
+		}
+	})
 }
