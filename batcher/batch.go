@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -37,16 +38,21 @@ type Batch struct {
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
+	// empties holds an empty object of each typed Go type the batch keeps
+	// responses of (see emptyLike), by reflect.Type.
+	empties sync.Map
+
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
 	objects map[ownership.ObjectRef]*object
 	order   []ownership.ObjectRef
 	// last is where the previous contribution went: status functions queue
-	// many contributions on one object and manager in a row, and the same
-	// object needs checking, and its entry finding, only once.
+	// many contributions on one object in a row, and the same object needs
+	// checking, and its entries finding, only once.
 	last struct {
 		obj    client.Object
-		target ssa.Target
+		target ssa.Target // the target obj was checked for
+		object *object
 		entry  *entry // nil once a Flush may have dropped it
 	}
 }
@@ -84,19 +90,54 @@ func (o *observation) get() (client.Object, error) {
 }
 
 // answered moves the observation to what an apply left: its response,
-// decoded or not.
-func (o *observation) answered(res ssa.Result) {
+// decoded or not. empty gives the empty object of the observation's type it
+// keeps with a response.
+func (o *observation) answered(res ssa.Result, empty func(client.Object) client.Object) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
-		*o = observation{obj: objects.EmptyLike(o.obj), response: res.Response}
+		like := o.obj
+		if o.response == nil {
+			// The object queued is not kept for its type.
+			like = empty(o.obj)
+		}
+		*o = observation{obj: like, response: res.Response}
 	}
+}
+
+// emptyLike returns an empty object of obj's type, one for every typed Go
+// type: observations kept as responses share it, and nothing modifies it
+// (decoding makes an object of its own).
+func (b *Batch) emptyLike(obj client.Object) client.Object {
+	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured {
+		return objects.EmptyLike(obj) // its kind is its own
+	}
+	typ := reflect.TypeOf(obj)
+	if like, ok := b.empties.Load(typ); ok {
+		if o, isObject := like.(client.Object); isObject {
+			return o
+		}
+	}
+	like, _ := b.empties.LoadOrStore(typ, objects.EmptyLike(obj))
+	o, _ := like.(client.Object)
+	return o
 }
 
 // entry is what one field manager will apply to one subresource of an object.
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
+}
+
+// sent clears the first n contributions, which were sent. With none left
+// the entry lets go of their array: a cleared entry stays in its object
+// until the Flush ends, and the contributions' functions often hold the
+// objects they were queued with.
+func (e *entry) sent(n int) {
+	e.contribs = e.contribs[n:]
+	if len(e.contribs) == 0 {
+		e.contribs = nil
+	}
 }
 
 // Option configures a Batch.
@@ -145,7 +186,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	}
 	e := o.entryFor(t)
 	e.contribs = append(e.contribs, c)
-	b.last.obj, b.last.target, b.last.entry = obj, t, e
+	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
 	return nil
 }
 
@@ -156,32 +197,53 @@ func (o *object) entryFor(t ssa.Target) *entry {
 			return e
 		}
 	}
-	// Status functions queue contributions to one entry by the dozen: start
-	// with room for several.
-	e := &entry{target: t, contribs: make([]contribution, 0, 8)}
+	// No room yet: a batch of many objects often queues one contribution
+	// per entry, and room for more would be most of what it holds until the
+	// Flush. An entry that gets a second one gets room for several
+	// (addToLast): status functions queue them by the dozen.
+	e := &entry{target: t}
 	o.entries = append(o.entries, e)
 	return e
 }
 
-// addToLast queues c where the previous contribution went, if it was for
-// exactly obj, sub and manager (the same object, unrenamed) and its entry is
-// still queued, and reports whether it did.
+// addToLast queues c without checking obj again when the previous
+// contribution was for exactly obj (the same object, unrenamed) and obj
+// already has an entry for sub and manager, and reports whether it did.
 func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.last.entry == nil || !b.isLast(obj, sub, manager) {
+	if b.last.object == nil || !b.isLast(obj) {
 		return false
 	}
-	b.last.entry.contribs = append(b.last.entry.contribs, c)
+	e := b.last.entry
+	if e == nil || e.target.Subresource != sub || e.target.Manager != manager {
+		e = nil
+		for _, x := range b.last.object.entries {
+			if x.target.Subresource == sub && x.target.Manager == manager {
+				e = x
+				break
+			}
+		}
+		if e == nil {
+			return false // a new entry: its manager is checked first
+		}
+		b.last.entry = e
+	}
+	if n := len(e.contribs); n == cap(e.contribs) && n < 8 {
+		// A second contribution: status functions queue them by the dozen.
+		grown := make([]contribution, n, 8)
+		copy(grown, e.contribs)
+		e.contribs = grown
+	}
+	e.contribs = append(e.contribs, c)
 	return true
 }
 
-// isLast reports whether obj, sub and manager are exactly what the previous
+// isLast reports whether obj is exactly the object the previous
 // contribution was queued for: the same object, unrenamed. b.mu is held.
-func (b *Batch) isLast(obj client.Object, sub ssa.Subresource, manager string) bool {
+func (b *Batch) isLast(obj client.Object) bool {
 	t := b.last.target
-	if b.last.obj == nil || b.last.obj != obj || t.Subresource != sub || t.Manager != manager ||
-		t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
+	if b.last.obj == nil || b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
 		return false
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != t.GVK {
@@ -303,6 +365,11 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
+				// The rest of the Flush only reads the entries' targets:
+				// the object's observation as queued and the contributions
+				// sent go now, not when the last object is done, so that a
+				// Flush of many objects holds them only for those in flight.
+				work[i].release()
 			}()
 		}
 		wg.Wait()
@@ -344,6 +411,15 @@ type entryWork struct {
 	contribs []contribution // the contributions this Flush sends
 }
 
+// release drops what w holds besides its entries: the observation it
+// started from and the contributions it sent.
+func (w *flushWork) release() {
+	w.observed = observation{}
+	for i := range w.entries {
+		w.entries[i].contribs = nil
+	}
+}
+
 // flushObject sends one object's entries in order and records each result.
 func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
 	if dryRun == nil && b.shadow != nil {
@@ -383,7 +459,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
 		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
-		observed.answered(res)
+		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
 			if err != nil {
@@ -398,7 +474,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		b.mu.Lock()
 		w.object.observed = observed
 		if err == nil {
-			ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+			ew.entry.sent(len(ew.contribs))
 		}
 		b.mu.Unlock()
 		if err != nil {
@@ -438,7 +514,7 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 			continue
 		}
 		b.mu.Lock()
-		ew.entry.contribs = ew.entry.contribs[len(ew.contribs):]
+		ew.entry.sent(len(ew.contribs))
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
@@ -457,6 +533,8 @@ func (b *Batch) compact() {
 				entries = append(entries, e)
 			}
 		}
+		// The dropped entries must not stay reachable past the end.
+		clear(o.entries[len(entries):])
 		o.entries = entries
 	}
 }

@@ -128,34 +128,27 @@ func label(k, v string) Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfigu
 	}
 }
 
-func TestIsLastRemembersOnlyTheSameObjectAndTarget(t *testing.T) {
+func TestIsLastRemembersOnlyTheSameObject(t *testing.T) {
 	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns"}}
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	target := ssa.Target{GVK: gvk, Namespace: "ns", Name: "w0", Subresource: ssa.StatusSubresource, Manager: "m"}
 	b := &Batch{}
-	if b.isLast(w, ssa.StatusSubresource, "m") {
+	if b.isLast(w) {
 		t.Fatal("last before any contribution")
 	}
 	b.last.obj, b.last.target = w, target
-	if !b.isLast(w, ssa.StatusSubresource, "m") {
-		t.Fatal("the object and target just queued are not last")
+	if !b.isLast(w) {
+		t.Fatal("the object just queued is not last")
 	}
-	for name, probe := range map[string]func() (client.Object, ssa.Subresource, string){
-		"another object of the same name": func() (client.Object, ssa.Subresource, string) { return w.DeepCopy(), ssa.StatusSubresource, "m" },
-		"another subresource":             func() (client.Object, ssa.Subresource, string) { return w, ssa.MainResource, "m" },
-		"another manager":                 func() (client.Object, ssa.Subresource, string) { return w, ssa.StatusSubresource, "n" },
-	} {
-		obj, sub, manager := probe()
-		if b.isLast(obj, sub, manager) {
-			t.Errorf("%s: taken as last", name)
-		}
+	if b.isLast(w.DeepCopy()) {
+		t.Error("another object of the same name: taken as last")
 	}
 	w.Name = "renamed"
-	if b.isLast(w, ssa.StatusSubresource, "m") {
+	if b.isLast(w) {
 		t.Error("a renamed object: taken as last")
 	}
 	w.Name, w.Namespace = "w0", "other"
-	if b.isLast(w, ssa.StatusSubresource, "m") {
+	if b.isLast(w) {
 		t.Error("an object moved to another namespace: taken as last")
 	}
 
@@ -164,12 +157,39 @@ func TestIsLastRemembersOnlyTheSameObjectAndTarget(t *testing.T) {
 	u.SetNamespace("ns")
 	u.SetName("w0")
 	b.last.obj = u
-	if !b.isLast(u, ssa.StatusSubresource, "m") {
+	if !b.isLast(u) {
 		t.Fatal("the same unstructured object is not taken as last")
 	}
 	u.SetKind("Gadget")
-	if b.isLast(u, ssa.StatusSubresource, "m") {
+	if b.isLast(u) {
 		t.Fatal("an unstructured object of another kind: taken as last")
+	}
+}
+
+// Contributions that take turns between managers of one object join their
+// managers' entries without checking the object again; a manager new to the
+// object is checked first, so a bad name is refused even right after a good
+// one on the same object.
+func TestAddToLastFindsTheManagersEntry(t *testing.T) {
+	f := newBatchFixture(t)
+	w := f.widget(t, "w0")
+	for _, m := range []string{"a", "b", "a", "b", "a"} {
+		if err := Object(f.b, w, m, label(m, "1")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := map[string]int{}
+	for _, e := range f.b.objects[f.b.order[0]].entries {
+		counts[e.target.Manager] = len(e.contribs)
+	}
+	if counts["a"] != 3 || counts["b"] != 2 || len(counts) != 2 {
+		t.Fatalf("contributions per manager %v, want a: 3, b: 2", counts)
+	}
+	if err := Object(f.b, w, "bad\nname", label("c", "1")); !errors.Is(err, ssa.ErrInvalidInput) {
+		t.Fatalf("a bad manager after good ones on the same object: %v, want ErrInvalidInput", err)
+	}
+	if err := Object(f.b, w, "", label("c", "1")); !errors.Is(err, ssa.ErrInvalidInput) {
+		t.Fatalf("an empty manager: %v, want ErrInvalidInput", err)
 	}
 }
 

@@ -109,6 +109,7 @@ type Applier struct {
 	lanes   lanes
 	metrics *metrics
 	owned   *ownedCache
+	entries entryCache
 	schemas kindSchemas
 	layouts layouts
 	names   validNames

@@ -213,7 +213,7 @@ func TestApplyTypedPathRemembersAndSkips(t *testing.T) {
 	key := ownedKey{uid: "u1", manager: "m", sub: MainResource}
 	st := h.a.owned.get(key)
 	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
-	if st == nil || st.rv != res.Object.GetResourceVersion() || st.forms[typ] == nil || string(st.forms[typ].body) != want {
+	if st == nil || st.rv != res.Object.GetResourceVersion() || st.last == nil || st.last.typ != typ || string(st.last.body) != want {
 		t.Fatalf("remembered %+v, want the typed form at the response's resourceVersion", st)
 	}
 	if got, ok := res.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "On" {
@@ -267,7 +267,7 @@ func TestApplyTakesTheUnstructuredPathWhenItMust(t *testing.T) {
 				t.Fatalf("intent %s, want %s", res.Intent, want)
 			}
 			st := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource})
-			if st == nil || st.forms != nil || !reflect.DeepEqual(st.content, map[string]any{"metadata": map[string]any{}, "status": map[string]any{"phase": "On"}}) {
+			if st == nil || st.last != nil || !reflect.DeepEqual(st.content, map[string]any{"metadata": map[string]any{}, "status": map[string]any{"phase": "On"}}) {
 				t.Fatalf("remembered %+v", st)
 			}
 		})
@@ -581,7 +581,7 @@ func TestOwnedStateReuse(t *testing.T) {
 	}
 	moved := h.observe(t)
 	st, _, err = h.a.ownedState(ctx, h.t, moved, labels, true)
-	if err != nil || st == remembered || st.rv != moved.ResourceVersion || st.forms == nil || len(st.forms) != len(remembered.forms) {
+	if err != nil || st == remembered || st.rv != moved.ResourceVersion || st.last == nil || st.last != remembered.last {
 		t.Fatalf("state %+v, err %v; want the remembered one at resourceVersion %s", st, err, moved.ResourceVersion)
 	}
 	if h.a.owned.get(key) != st {
@@ -594,7 +594,7 @@ func TestOwnedStateReuse(t *testing.T) {
 	changed.ResourceVersion += "0"
 	changed.Status.Phase = "Off"
 	st, _, err = h.a.ownedState(ctx, h.t, changed, labels, true)
-	if err != nil || st.forms != nil || !reflect.DeepEqual(st.content["status"], map[string]any{"phase": "Off"}) {
+	if err != nil || st.last != nil || !reflect.DeepEqual(st.content["status"], map[string]any{"phase": "Off"}) {
 		t.Fatalf("state %+v, err %v; want the observed value extracted", st, err)
 	}
 
@@ -976,7 +976,10 @@ func TestApplyTypedSpareCopy(t *testing.T) {
 			if first != second {
 				t.Fatal("the second steady build did not edit the copy the first left")
 			}
-			form := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource}).forms[typ]
+			form := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource}).last
+			if form == nil || form.typ != typ {
+				t.Fatal("no typed form remembered")
+			}
 			if control {
 				form.spare.Store(&spareAC{ac: form.ac})
 			}

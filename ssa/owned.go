@@ -59,7 +59,10 @@ type ownedKey struct {
 }
 
 // ownedState is what a manager owned at one resourceVersion. rv, entry and
-// the content (once set) never change; forms are added lazily.
+// the content (once set) never change; the form is added lazily. An Applier
+// keeps thousands of these (see DefaultOwnedCacheSize), so a state holds one
+// form, not a set of them: a manager's entries are built in one apply
+// configuration type.
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
@@ -70,13 +73,14 @@ type ownedState struct {
 	mu      sync.Mutex
 	content map[string]any // owned values without identity; nil until needed
 	body    []byte         // what was applied, when content is derived from it
-	forms   map[reflect.Type]*acForm
+	last    *acForm        // the form last asked for; nil until then
 }
 
 // acForm is the owned content as one apply configuration type, with the
 // object's identity and uid, and its JSON: what a typed entry starts from and
 // compares with. ac is never modified: builds edit copies of it.
 type acForm struct {
+	typ  reflect.Type
 	ac   any
 	body []byte
 	// spare is a copy of ac that a build left equal to ac: the next build
@@ -122,12 +126,13 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	return s.content, nil
 }
 
-// form returns the owned content as typ, building it once.
+// form returns the owned content as typ, building it once (again only when
+// another type was asked for since).
 func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UID) (*acForm, error) {
 	s.mu.Lock()
-	f := s.forms[typ]
+	f := s.last
 	s.mu.Unlock()
-	if f != nil {
+	if f != nil && f.typ == typ {
 		return f, nil
 	}
 	content, err := s.ownedContent()
@@ -143,12 +148,9 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 	if err != nil {
 		return nil, fmt.Errorf("encoding the owned fields: %w", err)
 	}
-	f = &acForm{ac: ac, body: body}
+	f = &acForm{typ: typ, ac: ac, body: body}
 	s.mu.Lock()
-	if s.forms == nil {
-		s.forms = map[reflect.Type]*acForm{}
-	}
-	s.forms[typ] = f
+	s.last = f
 	s.mu.Unlock()
 	return f, nil
 }
@@ -157,12 +159,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body,
-		forms: make(map[reflect.Type]*acForm, len(s.forms))}
-	for k, v := range s.forms {
-		out.forms[k] = v
-	}
-	return out
+	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body, last: s.last}
 }
 
 // ownedCache remembers ownedStates, least recently used first out.

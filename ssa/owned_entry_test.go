@@ -105,12 +105,12 @@ func TestOwnedStateForms(t *testing.T) {
 		t.Fatal("the form was built again")
 	}
 	moved := st.at("6")
-	if moved.rv != "6" || moved.forms[typ] != f || string(moved.body) != string(st.body) {
+	if moved.rv != "6" || moved.last != f || string(moved.body) != string(st.body) {
 		t.Fatalf("at: %+v", moved)
 	}
-	delete(moved.forms, typ)
-	if st.forms[typ] != f {
-		t.Fatal("the moved state shares its forms with the original")
+	moved.last = nil
+	if st.last != f {
+		t.Fatal("the moved state shares its form slot with the original")
 	}
 
 	broken := &ownedState{body: []byte(`{"status":`)}

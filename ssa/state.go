@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ownership"
@@ -59,9 +56,14 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		put(st)
 		return st, observed, nil
 	}
-	// Both the value check and the extraction read observed as unstructured
-	// content: convert a typed observation once.
-	u, err := unstructuredOf(observed, t.GVK)
+	fields, err := a.entries.fields(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	// Both the value check and the extraction read the entry's top-level
+	// fields as unstructured content: convert them, and only them, once.
+	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
+	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -76,11 +78,11 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 			return st, observed, nil
 		}
 	}
-	content, complete, err := extractFrom(a.tc, u, raw)
+	content, complete, err := fields.extract(a.tc, u)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
-	st := &ownedState{rv: rv, entry: raw, content: content, complete: complete}
+	st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
 	put(st)
 	return st, observed, nil
 }
@@ -113,13 +115,13 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 		return
 	}
 	// What was applied is complete: the entry lists the fields of the body.
-	st := &ownedState{rv: resp.resourceVersion(), entry: raw, complete: true}
+	st := &ownedState{rv: resp.resourceVersion(), entry: a.entries.intern(raw), complete: true}
 	switch {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
 		st.body = in.body
-		st.forms = map[reflect.Type]*acForm{in.acType: {ac: in.ac, body: in.body}}
+		st.last = &acForm{typ: in.acType, ac: in.ac, body: in.body}
 	default:
 		st.content = withoutIdentity(in.content)
 	}
@@ -139,26 +141,5 @@ func (a *Applier) read(ctx context.Context, t Target, series *targetMetrics) (cl
 	if err := a.cfg.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
 		return nil, fmt.Errorf("reading the object again: %w", err)
 	}
-	return u, nil
-}
-
-// unstructuredOf returns obj, of kind gvk, as unstructured content without
-// managedFields, sharing it with obj when obj is unstructured (callers must
-// not modify it).
-func unstructuredOf(obj client.Object, gvk schema.GroupVersionKind) (*unstructured.Unstructured, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return ownership.WithoutManagedFields(u), nil
-	}
-	cp, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T is not a client.Object", obj)
-	}
-	cp.SetManagedFields(nil)
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cp)
-	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(gvk)
 	return u, nil
 }
