@@ -633,7 +633,7 @@ func (r *Results) scaleSection(p func(string, ...any)) {
 	p("Each of %d Widgets gets one condition from each of %d managers, every run flipping them: statusapply queues all %d\n", c.Objects, len(ScaleManagers), c.Objects*len(ScaleManagers))
 	p("contributions in one batch and flushes it with `batcher.WithConcurrency(%d)`; the raw loop applies them on %d goroutines,\n", c.Concurrency, c.Concurrency)
 	p("an object's three applies in a row. Objects are listed before each run (outside the measurement) as a cache would hold\n")
-	p("them. %d round(s) each, alternating which goes first; totals over the rounds. Peak heap is the highest `HeapInuse`\n", c.Rounds)
+	p("them. %d round(s) each after a warm-up round that is not kept, alternating which goes first; totals over the rounds. Peak heap is the highest `HeapInuse`\n", c.Rounds)
 	p("sampled every 10 ms during the run, above the level before it (the listed objects are held by both). statusapply's\n")
 	p("failures are the entries left queued after the Flush; with no result hook, a response is decoded only when the\n")
 	p("object's next entry is built on it.\n\n")
