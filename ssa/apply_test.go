@@ -981,7 +981,7 @@ func TestApplyTypedSpareCopy(t *testing.T) {
 				t.Fatal("no typed form remembered")
 			}
 			if control {
-				form.spare.Store(&spareAC{ac: form.ac})
+				form.spare.Store(&spareAC{ac: form.ac}) // the owned content itself
 			}
 			changed, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("Off", new(any)), &ApplyOptions{})
 			if err != nil {

@@ -90,23 +90,24 @@ type acForm struct {
 	spare atomic.Pointer[spareAC]
 }
 
-// spareAC boxes a spare copy for atomic hand-over.
+// spareAC boxes a copy of a form's ac for atomic hand-over; the box goes
+// back with the copy.
 type spareAC struct{ ac any }
 
-// copyToEdit returns a copy of f.ac for a build to edit: the spare when
-// there is one, else a new deep copy.
-func (f *acForm) copyToEdit() any {
+// copyToEdit returns a copy of f.ac for a build to edit, boxed: the spare
+// when there is one, else a new deep copy.
+func (f *acForm) copyToEdit() *spareAC {
 	if s := f.spare.Swap(nil); s != nil {
-		return s.ac
+		return s
 	}
-	return deepCopyAC(f.ac)
+	return &spareAC{ac: deepCopyAC(f.ac)}
 }
 
-// giveBack keeps ac, a copy that a build edited and found equal to f.ac, as
+// giveBack keeps s, a copy that a build edited and found equal to f.ac, as
 // the spare. Only a copy equal to f.ac may be given back: a spare is used
 // as the unedited owned content.
-func (f *acForm) giveBack(ac any) {
-	f.spare.CompareAndSwap(nil, &spareAC{ac: ac})
+func (f *acForm) giveBack(s *spareAC) {
+	f.spare.CompareAndSwap(nil, s)
 }
 
 // ownedContent returns the owned values as unstructured content; callers must

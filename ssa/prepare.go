@@ -67,8 +67,10 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		return nil, err
 	}
 	var ac any
+	var spare *spareAC
 	if mode == Incremental {
-		ac = owned.copyToEdit()
+		spare = owned.copyToEdit()
+		ac = spare.ac
 	} else if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
 		return nil, err
 	} else {
@@ -83,8 +85,8 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if equalAC(ac, owned.ac) {
 		// What the manager owns, as the API server accepted it: nothing to
 		// send, nothing to check, and the copy serves the next build.
-		if mode == Incremental {
-			owned.giveBack(ac)
+		if spare != nil {
+			owned.giveBack(spare)
 		}
 		return &prepared{unchanged: true}, nil
 	}
