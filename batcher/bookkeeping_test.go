@@ -580,3 +580,23 @@ func TestEditRemovingAForeignFieldFails(t *testing.T) {
 		t.Fatalf("removing its own condition: %v", err)
 	}
 }
+
+// A nil mutator or edit is refused even where a contribution for the same
+// object and manager was just queued, and queues nothing: the fast path that
+// skips checking the object again must not skip checking the contribution.
+func TestNilContributionAfterAValidOneIsRefused(t *testing.T) {
+	f := newBatchFixture(t)
+	w := f.widget(t, "w0")
+	if err := Object(f.b, w, "m", label("a", "1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := Object[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration](f.b, w, "m", nil); !errors.Is(err, ssa.ErrInvalidInput) {
+		t.Fatalf("a nil mutator: %v, want ErrInvalidInput", err)
+	}
+	if err := EditObject[*v1alpha1.Widget](f.b, w, "m", nil); !errors.Is(err, ssa.ErrInvalidInput) {
+		t.Fatalf("a nil edit: %v, want ErrInvalidInput", err)
+	}
+	if got := len(f.b.objects[f.b.order[0]].entries[0].contribs); got != 1 {
+		t.Fatalf("%d contributions queued, want the valid one only", got)
+	}
+}
