@@ -313,10 +313,13 @@ type ReconcileConfig struct {
 	Mutators int
 	Managers []int
 	// Reconciles per phase and round; GetPatchPerMutator gets SlowReconciles
-	// because it is an order of magnitude slower.
-	Reconciles     int
-	SlowReconciles int
-	Rounds         int
+	// because it is an order of magnitude slower. The steady phase runs
+	// SteadyReconciles when set: its reconciles take tens of microseconds,
+	// so that it takes many of them to time them steadily.
+	Reconciles       int
+	SlowReconciles   int
+	SteadyReconciles int
+	Rounds           int
 }
 
 // RunReconcile runs scenario 1: per round, per manager count, every approach
@@ -390,11 +393,14 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 		for _, m := range cfg.Managers {
 			for i := range states {
 				st := states[(i+round)%len(states)][m]
-				n := cfg.Reconciles
-				if st.r.Name() == GetPatchPerMutator {
-					n = cfg.SlowReconciles
-				}
 				for _, phase := range []string{PhaseChanging, PhaseSteady} {
+					n := cfg.Reconciles
+					switch {
+					case st.r.Name() == GetPatchPerMutator:
+						n = cfg.SlowReconciles
+					case phase == PhaseSteady && cfg.SteadyReconciles > 0:
+						n = cfg.SteadyReconciles
+					}
 					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase}
 					st.r.Requests().Reset()
 					var meter UsageMeter

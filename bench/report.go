@@ -539,7 +539,12 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 	p("## 1. Many small writers: one reconcile, %d status functions\n\n", c.Mutators)
 	p("One reconcile runs %d status functions, each setting one condition of one Widget, spread round-robin over M field\n", c.Mutators)
 	p("managers. In the *changing* phase every reconcile flips every condition's status; in the *steady* phase reconciles\n")
-	p("repeat the last state and change nothing. %d rounds; per round and approach %d reconciles per phase (%d for (a)).\n", c.Rounds, c.Reconciles, c.SlowReconciles)
+	steady := c.Reconciles
+	if c.SteadyReconciles > 0 {
+		steady = c.SteadyReconciles
+	}
+	p("repeat the last state and change nothing. %d rounds; per round and approach %d changing and %d steady reconciles (%d each for\n", c.Rounds, c.Reconciles, steady, c.SlowReconciles)
+	p("(a)).\n")
 	p("Reconciles/s is reconciles per second of reconcile wall time. CPU (user + system of the benchmark process, API server\n")
 	p("excluded) and allocations are per reconcile.\n\n")
 	p("- **(a)** each status function GETs the Widget, sets its condition (`meta.SetStatusCondition`) and sends a merge patch\n  (none when nothing changed).\n")
