@@ -266,16 +266,20 @@ func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error
 
 // ReconcileResult sums one approach's reconciles of one phase.
 type ReconcileResult struct {
-	Approach   string         `json:"approach"`
-	Managers   int            `json:"managers"`
-	Mutators   int            `json:"mutators"`
-	Phase      string         `json:"phase"`
-	Reconciles int            `json:"reconciles"`
-	Wall       time.Duration  `json:"wallNs"`
-	CPU        time.Duration  `json:"cpuNs"`
-	Mallocs    uint64         `json:"mallocs"`
-	Bytes      uint64         `json:"bytes"`
-	Requests   map[string]int `json:"requests"`
+	Approach   string `json:"approach"`
+	Managers   int    `json:"managers"`
+	Mutators   int    `json:"mutators"`
+	Phase      string `json:"phase"`
+	Reconciles int    `json:"reconciles"`
+	// AllocReconciles is how many further reconciles, not timed, Mallocs
+	// and Bytes were counted over; 0 in results that counted them over the
+	// timed ones.
+	AllocReconciles int            `json:"allocReconciles,omitempty"`
+	Wall            time.Duration  `json:"wallNs"`
+	CPU             time.Duration  `json:"cpuNs"`
+	Mallocs         uint64         `json:"mallocs"`
+	Bytes           uint64         `json:"bytes"`
+	Requests        map[string]int `json:"requests"`
 }
 
 // PerSecond is reconciles per second of reconcile wall time.
@@ -284,6 +288,18 @@ func (r ReconcileResult) PerSecond() float64 {
 		return 0
 	}
 	return float64(r.Reconciles) / r.Wall.Seconds()
+}
+
+// allocSamples is how many reconciles per phase and round count allocations.
+const allocSamples = 10
+
+// PerAllocReconcile divides an allocation total by the number of reconciles
+// it was counted over.
+func (r ReconcileResult) PerAllocReconcile(total float64) float64 {
+	if r.AllocReconciles == 0 {
+		return r.PerReconcile(total)
+	}
+	return total / float64(r.AllocReconciles)
 }
 
 // PerReconcile divides a total by the number of reconciles.
@@ -298,6 +314,7 @@ func (r *ReconcileResult) merge(o ReconcileResult) {
 	r.Reconciles += o.Reconciles
 	r.Wall += o.Wall
 	r.CPU += o.CPU
+	r.AllocReconciles += o.AllocReconciles
 	r.Mallocs += o.Mallocs
 	r.Bytes += o.Bytes
 	if r.Requests == nil {
@@ -403,30 +420,50 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 					}
 					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase}
 					st.r.Requests().Reset()
-					var meter UsageMeter
-					for range n {
+					run := func(measure func(spec ReconcileSpec) error) error {
 						if phase == PhaseChanging {
 							st.on = !st.on
 						}
-						spec := ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on}
-						meter.Start()
-						start := time.Now()
-						err := st.r.Reconcile(ctx, spec)
-						res.Wall += time.Since(start)
-						u := meter.Stop()
-						if err != nil {
-							return nil, fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
+						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on}); err != nil {
+							return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
 						}
-						res.CPU += u.CPU
-						res.Mallocs += u.Mallocs
-						res.Bytes += u.Bytes
-						res.Reconciles++
-						if err := synced(st.key); err != nil {
+						return synced(st.key)
+					}
+					for range n {
+						err := run(func(spec ReconcileSpec) error {
+							cpu := processCPU()
+							start := time.Now()
+							err := st.r.Reconcile(ctx, spec)
+							res.Wall += time.Since(start)
+							res.CPU += processCPU() - cpu
+							res.Reconciles++
+							return err
+						})
+						if err != nil {
 							return nil, err
 						}
 					}
 					res.Requests = st.r.Requests().Snapshot()
 					delete(res.Requests, "discovery")
+					// Allocations are counted in reconciles of their own, not
+					// timed: runtime.ReadMemStats empties every allocation cache,
+					// and a reconcile timed right after it would pay for refilling
+					// them, the more the more kinds of objects it allocates.
+					for range min(n, allocSamples) {
+						err := run(func(spec ReconcileSpec) error {
+							var meter UsageMeter
+							meter.Start()
+							err := st.r.Reconcile(ctx, spec)
+							u := meter.Stop()
+							res.Mallocs += u.Mallocs
+							res.Bytes += u.Bytes
+							res.AllocReconciles++
+							return err
+						})
+						if err != nil {
+							return nil, err
+						}
+					}
 					add(res)
 					logf("reconcile round %d M=%d %-28s %-8s %6.1f reconciles/s %v", round+1, m, res.Approach, phase, res.PerSecond(), res.Requests)
 				}
