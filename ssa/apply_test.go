@@ -843,6 +843,46 @@ func TestRecordPending(t *testing.T) {
 	if got := metricValue(h.a.metrics.pending.With(prometheus.Labels{"manager": "a", "group": gvk.Group, "kind": "Widget"})); got != 0 {
 		t.Fatalf("%v pending after a Flush that left none", got)
 	}
+
+	// A Flush that left none sets every manager and kind it tried to 0,
+	// once each, and no other.
+	gadget := tg("a", "g1")
+	gadget.GVK.Kind = "Gadget"
+	h.a.RecordPending([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("b", "w1")})
+	h.a.RecordPending([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1"), tg("b", "w2"), gadget}, nil)
+	for _, l := range []prometheus.Labels{
+		{"manager": "a", "group": gvk.Group, "kind": "Widget"},
+		{"manager": "b", "group": gvk.Group, "kind": "Widget"},
+		{"manager": "a", "group": gvk.Group, "kind": "Gadget"},
+	} {
+		if got := metricValue(h.a.metrics.pending.With(l)); got != 0 {
+			t.Errorf("%v: %v pending after a Flush that left none", l, got)
+		}
+	}
+}
+
+func TestSeenBefore(t *testing.T) {
+	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
+	tg := func(manager, group, kind string) Target {
+		return Target{GVK: schema.GroupVersionKind{Group: group, Version: gvk.Version, Kind: kind}, Namespace: "ns", Name: "w1", Manager: manager}
+	}
+	earlier := []Target{tg("a", gvk.Group, "Widget")}
+	for _, tc := range []struct {
+		t    Target
+		want bool
+	}{
+		{tg("a", gvk.Group, "Widget"), true},
+		{tg("b", gvk.Group, "Widget"), false},
+		{tg("a", "other.example.com", "Widget"), false},
+		{tg("a", gvk.Group, "Gadget"), false},
+	} {
+		if got := seenBefore(earlier, tc.t); got != tc.want {
+			t.Errorf("seenBefore(%v) = %v, want %v", tc.t, got, tc.want)
+		}
+	}
+	if seenBefore(nil, earlier[0]) {
+		t.Error("seen before among none")
+	}
 }
 
 func TestDefaults(t *testing.T) {
