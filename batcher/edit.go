@@ -211,10 +211,7 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return nil, false
 	}
 	v = v.Elem()
-	for i := range v.NumField() {
-		if name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ","); name != "status" {
-			continue
-		}
+	if i, found := statusField(v.Type()); found {
 		f := v.Field(i)
 		if f.Kind() == reflect.Struct {
 			f = f.Addr()
@@ -233,6 +230,18 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return map[string]any{"status": content}, true
 	}
 	return nil, false
+}
+
+// statusField returns the index of the field of st, a typed object's
+// struct, tagged json:"status": where Edits and their typed build find the
+// object's status.
+func statusField(st reflect.Type) (int, bool) {
+	for i := range st.NumField() {
+		if name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ","); name == "status" {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 // relevant keeps the paths the target's subresource writes (see

@@ -132,13 +132,8 @@ func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
 		return shape, false
 	}
 	st := typ.Elem()
-	shape.status = -1
-	for i := range st.NumField() {
-		if jsonName(st.Field(i)) == "status" {
-			shape.status = i
-		}
-	}
-	if shape.status < 0 {
+	var found bool
+	if shape.status, found = statusField(st); !found {
 		return shape, false
 	}
 	status := st.Field(shape.status).Type
