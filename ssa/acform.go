@@ -36,6 +36,9 @@ type acLayout struct {
 	// conditions is the index path of Status.Conditions when it is a list of
 	// metav1 ConditionApplyConfiguration; nil otherwise.
 	conditions []int
+	// equal compares two values of the struct the type points to (see
+	// equalAC).
+	equal equalFunc
 }
 
 var (
@@ -86,7 +89,14 @@ func findLayout(typ reflect.Type) *acLayout {
 	if lay.meta == nil {
 		return nil
 	}
+	lay.equal = compileEqual(st)
 	return lay
+}
+
+// equalAC is the package's equalAC for two apply configurations of the
+// layout's type, compiled once.
+func (lay acLayout) equalAC(a, b any) bool {
+	return equalPointees(lay.equal, a, b)
 }
 
 // objectMeta returns ac's object metadata, allocating it when asked to.
@@ -275,38 +285,30 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 
 var timeType = reflect.TypeFor[metav1.Time]()
 
-// timeOf reads a metav1.Time value, through its address when it has one:
-// boxing the struct into an interface would allocate, once per condition.
-func timeOf(v reflect.Value) metav1.Time {
-	if v.CanAddr() {
-		t, _ := v.Addr().Interface().(*metav1.Time)
-		return *t
-	}
-	t, _ := v.Interface().(metav1.Time)
-	return t
-}
-
 // equalConditions is equalAC for lists of conditions, without reflection.
 func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
 	}
 	for i := range a {
-		x, y := &a[i], &b[i]
-		if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
-			!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
-			return false
-		}
-		switch tx, ty := x.LastTransitionTime, y.LastTransitionTime; {
-		case tx == nil || ty == nil:
-			if tx != ty {
-				return false
-			}
-		case tx.Unix() != ty.Unix(): // times encode to the second
+		if !equalCondition(&a[i], &b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// equalCondition is equalAC for one condition, without reflection.
+func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
+	if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
+		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
+		return false
+	}
+	tx, ty := x.LastTransitionTime, y.LastTransitionTime
+	if tx == nil || ty == nil {
+		return tx == ty
+	}
+	return tx.Unix() == ty.Unix() // times encode to the second
 }
 
 func equalPtr[T comparable](a, b *T) bool {
@@ -362,77 +364,4 @@ func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.Condit
 		}
 	}
 	return out
-}
-
-// equalAC reports whether two apply configurations of one type would encode
-// to the same JSON, comparing them by reflection. Apply configurations are
-// trees, so it needs none of reflect.DeepEqual's bookkeeping for cycles,
-// which dominates DeepEqual's cost on them. Times compare as they encode, to
-// the second; a struct with unexported fields (other than a time) falls back
-// to reflect.DeepEqual.
-func equalAC(a, b any) bool {
-	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
-	return va.Type() == vb.Type() && equalValue(va, vb)
-}
-
-func equalValue(a, b reflect.Value) bool {
-	if a.Type() == conditionsACType {
-		return equalConditions(conditionsOf(a), conditionsOf(b))
-	}
-	switch a.Kind() {
-	case reflect.Pointer, reflect.Interface:
-		if a.IsNil() || b.IsNil() {
-			return a.IsNil() == b.IsNil()
-		}
-		if a.Kind() == reflect.Interface && a.Elem().Type() != b.Elem().Type() {
-			return false
-		}
-		return equalValue(a.Elem(), b.Elem())
-	case reflect.Struct:
-		if a.Type() == timeType {
-			return timeOf(a).Unix() == timeOf(b).Unix()
-		}
-		for i := range a.NumField() {
-			if !a.Field(i).CanInterface() { // unexported
-				return reflect.DeepEqual(a.Interface(), b.Interface())
-			}
-			if !equalValue(a.Field(i), b.Field(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Slice:
-		if a.Len() != b.Len() || a.IsNil() != b.IsNil() {
-			return false
-		}
-		for i := range a.Len() {
-			if !equalValue(a.Index(i), b.Index(i)) {
-				return false
-			}
-		}
-		return true
-	case reflect.Map:
-		if a.Len() != b.Len() || a.IsNil() != b.IsNil() {
-			return false
-		}
-		iter := a.MapRange()
-		for iter.Next() {
-			bv := b.MapIndex(iter.Key())
-			if !bv.IsValid() || !equalValue(iter.Value(), bv) {
-				return false
-			}
-		}
-		return true
-	case reflect.String:
-		return a.String() == b.String()
-	case reflect.Bool:
-		return a.Bool() == b.Bool()
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return a.Int() == b.Int()
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		return a.Uint() == b.Uint()
-	case reflect.Float32, reflect.Float64:
-		return a.Float() == b.Float()
-	}
-	return reflect.DeepEqual(a.Interface(), b.Interface())
 }

@@ -125,7 +125,7 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, m
 		cond, readErrs := conditionFromAC(&conds[i])
 		checks.check(cond, readErrs, func() bool {
 			prev, ok := ownedByType[cond.Type]
-			return ok && equalAC(&conds[i], prev)
+			return ok && equalCondition(&conds[i], prev)
 		})
 	}
 	return errors.Join(checks.errs...)

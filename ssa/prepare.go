@@ -82,7 +82,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
-	if equalAC(ac, owned.ac) {
+	if lay.equalAC(ac, owned.ac) {
 		// What the manager owns, as the API server accepted it: nothing to
 		// send, nothing to check, and the copy serves the next build.
 		if spare != nil {
