@@ -352,27 +352,12 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	}
 	b.mu.Unlock()
 
-	errs := make([]error, len(work))
+	var err error
 	if len(work) == 1 {
 		// One object: its entries go in order anyway.
-		errs[0] = b.flushObject(ctx, work[0], dryRun)
+		err = b.flushObject(ctx, work[0], dryRun)
 	} else {
-		sem := make(chan struct{}, b.concurrency)
-		var wg sync.WaitGroup
-		for i := range work {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				errs[i] = b.flushObject(ctx, work[i], dryRun)
-				// The rest of the Flush only reads the entries' targets:
-				// the object's observation as queued and the contributions
-				// sent go now, not when the last object is done, so that a
-				// Flush of many objects holds them only for those in flight.
-				work[i].release()
-			}()
-		}
-		wg.Wait()
+		err = b.flushObjects(ctx, work, dryRun)
 	}
 	if dryRun == nil {
 		b.compact()
@@ -380,13 +365,38 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			b.recordPending(work)
 		}
 	}
+	return err
+}
+
+// flushObjects flushes several objects, b.concurrency at a time.
+func (b *Batch) flushObjects(ctx context.Context, work []flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
+	errs := make([]error, len(work))
+	sem := make(chan struct{}, b.concurrency)
+	var wg sync.WaitGroup
+	for i := range work {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = b.flushObject(ctx, work[i], dryRun)
+			// The rest of the Flush only reads the entries' targets: the
+			// object's observation as queued and the contributions sent go
+			// now, not when the last object is done, so that a Flush of many
+			// objects holds them only for those in flight.
+			work[i].release()
+		}()
+	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 
 // recordPending reports, per field manager and kind of the entries this
 // Flush tried, how many stay queued.
 func (b *Batch) recordPending(work []flushWork) {
-	var flushed, pending []ssa.Target
+	// Room for the usual few entries without allocating: RecordPending
+	// keeps neither list.
+	var flushedRoom, pendingRoom [4]ssa.Target
+	flushed, pending := flushedRoom[:0], pendingRoom[:0]
 	b.mu.Lock()
 	for _, w := range work {
 		for _, ew := range w.entries {

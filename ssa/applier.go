@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -113,6 +114,11 @@ type Applier struct {
 	schemas kindSchemas
 	layouts layouts
 	names   validNames
+	// runs recycles applyRuns: an Apply that changes nothing, as most do,
+	// allocates nothing else of its size.
+	runs sync.Pool
+	// unchanged is the intent of every build that changes nothing.
+	unchanged *prepared
 }
 
 // NewApplier returns an Applier writing through c. Built-in kinds are known;
@@ -135,6 +141,7 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 	converters := append(append([]managedfields.TypeConverter{}, cfg.converters...), clientgoac.NewTypeConverter(cfg.scheme))
 	return &Applier{
 		client: c, cfg: cfg, tc: TypeConverters(converters...), metrics: m, owned: newOwnedCache(cfg.ownedCacheSize),
+		unchanged: &prepared{unchanged: true},
 	}, nil
 }
 
@@ -161,6 +168,7 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	run := a.newRun(ctx, t, observed, b, opts)
+	defer a.endRun(run)
 	if err := run.check(); err != nil {
 		return run.fail(err)
 	}
@@ -193,18 +201,28 @@ type applyRun struct {
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
-	o := (&ApplyOptions{}).ApplyOptions(opts)
-	policy := a.policy(t.Manager, *o)
-	if o.AsOwner {
+	r, _ := a.runs.Get().(*applyRun)
+	if r == nil {
+		r = &applyRun{}
+	}
+	r.opts.ApplyOptions(opts)
+	policy := a.policy(t.Manager, r.opts)
+	if r.opts.AsOwner {
 		// Conflicts are forced in resolve; a yielding policy would leave
 		// contested fields out before the request.
 		policy = conflicts.Fail()
 	}
-	return &applyRun{
-		Applier: a, t: t, build: b, opts: *o, policy: policy, series: a.metrics.of(t),
-		logger: loggerFrom(ctx), backoff: a.cfg.backoff,
-		res: Result{Object: observed}, like: observed,
-	}
+	r.Applier, r.t, r.build, r.policy, r.series = a, t, b, policy, a.metrics.of(t)
+	r.logger, r.backoff = loggerFrom(ctx), a.cfg.backoff
+	r.res, r.like = Result{Object: observed}, observed
+	return r
+}
+
+// endRun recycles r once its Apply has returned: nothing refers to it then
+// (the Result went out as a copy).
+func (a *Applier) endRun(r *applyRun) {
+	*r = applyRun{}
+	a.runs.Put(r)
 }
 
 // check refuses, before any request, a target, observed object or build

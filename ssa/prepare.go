@@ -88,7 +88,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		if spare != nil {
 			owned.giveBack(spare)
 		}
-		return &prepared{unchanged: true}, nil
+		return a.unchanged, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
 		ownedConds, _ := lay.statusConditions(owned.ac)
@@ -102,7 +102,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
 	}
 	if bytes.Equal(body, owned.body) {
-		return &prepared{unchanged: true}, nil
+		return a.unchanged, nil
 	}
 	return &prepared{body: body, ac: ac, acType: tb.Type}, nil
 }
@@ -141,7 +141,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 		}
 	}
 	if unchangedIntent(intent.Object, owned) {
-		return &prepared{unchanged: true}, nil
+		return a.unchanged, nil
 	}
 	if uid := obs.GetUID(); uid != "" {
 		// A deleted object is not recreated by a main-resource apply, and a
