@@ -43,9 +43,12 @@ type Batch struct {
 	empties sync.Map
 
 	flushMu sync.Mutex // one Flush at a time
-	mu      sync.Mutex // guards objects and order
-	objects map[ownership.ObjectRef]*object
-	order   []ownership.ObjectRef
+	mu      sync.Mutex // guards objects and index
+	// objects are the objects queued, in the order first queued. A
+	// reconcile's batch usually holds one: it is found by a look along the
+	// list, and index is built only for a batch of many.
+	objects []*object
+	index   map[ownership.ObjectRef]*object
 	// last is where the previous contribution went: status functions queue
 	// many contributions on one object in a row, and the same object needs
 	// checking, and its entries finding, only once.
@@ -57,8 +60,39 @@ type Batch struct {
 	}
 }
 
+// indexFrom is how many objects a batch holds before it indexes them.
+const indexFrom = 8
+
+// objectOf returns the object queued as id, or nil. b.mu is held.
+func (b *Batch) objectOf(id ownership.ObjectRef) *object {
+	if b.index != nil {
+		return b.index[id]
+	}
+	for _, o := range b.objects {
+		if o.id == id {
+			return o
+		}
+	}
+	return nil
+}
+
+// addObject adds o, the object queued as o.id. b.mu is held.
+func (b *Batch) addObject(o *object) {
+	b.objects = append(b.objects, o)
+	switch {
+	case b.index != nil:
+		b.index[o.id] = o
+	case len(b.objects) >= indexFrom:
+		b.index = make(map[ownership.ObjectRef]*object, 2*len(b.objects))
+		for _, x := range b.objects {
+			b.index[x.id] = x
+		}
+	}
+}
+
 // object is one observed object and its queued entries, in queue order.
 type object struct {
+	id ownership.ObjectRef
 	// observed is a copy of the object first queued, in its own Go type,
 	// then the API server's response to each apply (of the same type).
 	observed observation
@@ -158,7 +192,7 @@ func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
 
 // New returns an empty Batch that applies through a.
 func New(a *ssa.Applier, opts ...Option) *Batch {
-	b := &Batch{applier: a, concurrency: DefaultConcurrency, objects: map[ownership.ObjectRef]*object{}}
+	b := &Batch{applier: a, concurrency: DefaultConcurrency}
 	for _, o := range opts {
 		o(b)
 	}
@@ -171,7 +205,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	id := t.Object()
-	o := b.objects[id]
+	o := b.objectOf(id)
 	if o == nil {
 		cp, ok := obj.DeepCopyObject().(client.Object)
 		if !ok {
@@ -180,9 +214,8 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
 			u.SetGroupVersionKind(t.GVK)
 		}
-		o = &object{observed: observation{obj: cp}}
-		b.objects[id] = o
-		b.order = append(b.order, id)
+		o = &object{id: id, observed: observation{obj: cp}}
+		b.addObject(o)
 	}
 	e := o.entryFor(t)
 	e.contribs = append(e.contribs, c)
@@ -202,6 +235,11 @@ func (o *object) entryFor(t ssa.Target) *entry {
 	// Flush. An entry that gets a second one gets room for several
 	// (addToLast): status functions queue them by the dozen.
 	e := &entry{target: t}
+	if o.entries == nil {
+		// Room for an object's usual few entries (a manager or three, a
+		// main resource and a status) in one allocation.
+		o.entries = make([]*entry, 0, 4)
+	}
 	o.entries = append(o.entries, e)
 	return e
 }
@@ -258,8 +296,8 @@ func (b *Batch) Pending() []ssa.Target {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []ssa.Target
-	for _, id := range b.order {
-		for _, e := range sendOrder(b.objects[id].entries) {
+	for _, o := range b.objects {
+		for _, e := range sendOrder(o.entries) {
 			out = append(out, e.target)
 		}
 	}
@@ -336,8 +374,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 
 	b.mu.Lock()
 	var work []flushWork
-	for _, id := range b.order {
-		o := b.objects[id]
+	for _, o := range b.objects {
 		if len(o.entries) == 0 {
 			continue
 		}

@@ -3,6 +3,7 @@ package batcher
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -179,7 +180,7 @@ func TestAddToLastFindsTheManagersEntry(t *testing.T) {
 		}
 	}
 	counts := map[string]int{}
-	for _, e := range f.b.objects[f.b.order[0]].entries {
+	for _, e := range f.b.objects[0].entries {
 		counts[e.target.Manager] = len(e.contribs)
 	}
 	if counts["a"] != 3 || counts["b"] != 2 || len(counts) != 2 {
@@ -596,7 +597,39 @@ func TestNilContributionAfterAValidOneIsRefused(t *testing.T) {
 	if err := EditObject[*v1alpha1.Widget](f.b, w, "m", nil); !errors.Is(err, ssa.ErrInvalidInput) {
 		t.Fatalf("a nil edit: %v, want ErrInvalidInput", err)
 	}
-	if got := len(f.b.objects[f.b.order[0]].entries[0].contribs); got != 1 {
+	if got := len(f.b.objects[0].entries[0].contribs); got != 1 {
 		t.Fatalf("%d contributions queued, want the valid one only", got)
+	}
+}
+
+// A contribution for an object already queued joins that object's entry
+// whether the batch finds it by looking along its few objects or, once it
+// holds indexFrom or more, through its index; objects stay in the order first
+// queued. The same object is queued again through another pointer, so the
+// fast path for the previous contribution's object does not apply.
+func TestObjectsAreFoundWithAndWithoutTheIndex(t *testing.T) {
+	for _, n := range []int{3, indexFrom - 1, indexFrom, 3 * indexFrom} {
+		t.Run(fmt.Sprintf("%d objects", n), func(t *testing.T) {
+			f := newBatchFixture(t)
+			widgets := make([]*v1alpha1.Widget, n)
+			for i := range widgets {
+				widgets[i] = &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i), Namespace: "ns"}}
+			}
+			for round := range 2 {
+				for i := range widgets {
+					if err := Object(f.b, widgets[i].DeepCopy(), "m", label("round", fmt.Sprint(round))); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if len(f.b.objects) != n || (n >= indexFrom) != (f.b.index != nil) {
+				t.Fatalf("%d objects, indexed %v; want %d, indexed from %d", len(f.b.objects), f.b.index != nil, n, indexFrom)
+			}
+			for i, o := range f.b.objects {
+				if o.id.Name != widgets[i].Name || len(o.entries) != 1 || len(o.entries[0].contribs) != 2 {
+					t.Fatalf("object %d is %s with %d entries, want %s with one entry of 2 contributions", i, o.id.Name, len(o.entries), widgets[i].Name)
+				}
+			}
+		})
 	}
 }

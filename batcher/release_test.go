@@ -7,7 +7,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -42,9 +41,9 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	if naive[:cap(naive)][2] != done {
 		t.Fatal("the control expects a plain reslice to keep a dropped entry past the end")
 	}
-	b := &Batch{objects: map[ownership.ObjectRef]*object{{}: {entries: []*entry{done, pending, done}}}}
+	b := &Batch{objects: []*object{{entries: []*entry{done, pending, done}}}}
 	b.compact()
-	o := b.objects[ownership.ObjectRef{}]
+	o := b.objects[0]
 	if len(o.entries) != 1 || o.entries[0] != pending {
 		t.Fatalf("compacted to %d entries, want the pending one", len(o.entries))
 	}
