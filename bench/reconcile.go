@@ -50,9 +50,28 @@ type ReconcileSpec struct {
 	// On is the status every condition gets; flipping it makes every status
 	// function change something.
 	On bool
+	// Names are the M field managers' names (see ManagerNames); nil names
+	// them on each use.
+	Names []string
 }
 
-func (s ReconcileSpec) manager(j int) string { return fmt.Sprintf("writer-%d", j%s.Managers) }
+// ManagerNames are the names of m field managers. A controller's field
+// managers are constants: RunReconcile names them once, so that no approach
+// pays for formatting a manager's name in every status function.
+func ManagerNames(m int) []string {
+	names := make([]string, m)
+	for i := range names {
+		names[i] = fmt.Sprintf("writer-%d", i)
+	}
+	return names
+}
+
+func (s ReconcileSpec) manager(j int) string {
+	if len(s.Names) == s.Managers {
+		return s.Names[j%s.Managers]
+	}
+	return fmt.Sprintf("writer-%d", j%s.Managers)
+}
 
 func (s ReconcileSpec) condition(j int, generation int64) metav1.Condition {
 	st, reason := metav1.ConditionFalse, "Off"
@@ -358,9 +377,10 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 	}
 
 	type state struct {
-		r   Reconciler
-		key client.ObjectKey
-		on  bool
+		r     Reconciler
+		key   client.ObjectKey
+		on    bool
+		names []string
 	}
 	var states []map[int]*state // per approach: per manager count
 	for _, build := range reconcilers(h, informers) {
@@ -380,7 +400,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 					return nil, fmt.Errorf("%s: %w", r.Name(), err)
 				}
 			}
-			perM[m] = &state{r: r, key: key}
+			perM[m] = &state{r: r, key: key, names: ManagerNames(m)}
 		}
 		states = append(states, perM)
 	}
@@ -424,7 +444,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 						if phase == PhaseChanging {
 							st.on = !st.on
 						}
-						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on}); err != nil {
+						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on, Names: st.names}); err != nil {
 							return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
 						}
 						return synced(st.key)

@@ -538,7 +538,8 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 	c := r.Config.Reconcile
 	p("## 1. Many small writers: one reconcile, %d status functions\n\n", c.Mutators)
 	p("One reconcile runs %d status functions, each setting one condition of one Widget, spread round-robin over M field\n", c.Mutators)
-	p("managers. In the *changing* phase every reconcile flips every condition's status; in the *steady* phase reconciles\n")
+	p("managers, named once per approach (a controller's field managers are constants). In the *changing* phase every\n")
+	p("reconcile flips every condition's status; in the *steady* phase reconciles\n")
 	steady := c.Reconciles
 	if c.SteadyReconciles > 0 {
 		steady = c.SteadyReconciles
