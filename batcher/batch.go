@@ -267,9 +267,12 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 		}
 		b.last.entry = e
 	}
-	if n := len(e.contribs); n == cap(e.contribs) && n < 8 {
-		// A second contribution: status functions queue them by the dozen.
-		grown := make([]contribution, n, 8)
+	if n := len(e.contribs); n == cap(e.contribs) {
+		// A second contribution gets room for 8: status functions queue
+		// them by the dozen. A ninth gets room for 32 at once rather than
+		// doubling twice: copying contributions, which hold pointers, is
+		// what queueing a reconcile's status functions costs most.
+		grown := make([]contribution, n, max(8, 4*n))
 		copy(grown, e.contribs)
 		e.contribs = grown
 	}
