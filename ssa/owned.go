@@ -61,8 +61,10 @@ type ownedKey struct {
 // ownedState is what a manager owned at one resourceVersion. rv, entry and
 // the content (once set) never change; the form is added lazily. An Applier
 // keeps thousands of these (see DefaultOwnedCacheSize), so a state holds one
-// form, not a set of them: a manager's entries are built in one apply
-// configuration type.
+// form, not a set of them (a manager's entries are built in one apply
+// configuration type), and no encoding of it: a state made by an apply holds
+// only the apply configuration that was sent, and its content and JSON are
+// derived from it when something needs them.
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
@@ -71,18 +73,18 @@ type ownedState struct {
 	complete bool
 
 	mu      sync.Mutex
-	content map[string]any // owned values without identity; nil until needed
-	body    []byte         // what was applied, when content is derived from it
-	last    *acForm        // the form last asked for; nil until then
+	content map[string]any // owned values without identity; nil until needed when last is set
+	last    *acForm        // the form last asked for, or applied; nil until then
 }
 
 // acForm is the owned content as one apply configuration type, with the
-// object's identity and uid, and its JSON: what a typed entry starts from and
-// compares with. ac is never modified: builds edit copies of it.
+// object's identity and uid: what a typed entry starts from and compares
+// with. ac is never modified: builds edit copies of it. Its JSON is not
+// kept: only a build that changed something compares encodings (see
+// encodesAs), and a state holding both would keep the owned content twice.
 type acForm struct {
-	typ  reflect.Type
-	ac   any
-	body []byte
+	typ reflect.Type
+	ac  any
 	// spare is a copy of ac that a build left equal to ac: the next build
 	// may edit it instead of copying ac again. Most reconciles change
 	// nothing, and copying what the manager owns was most of what they
@@ -110,6 +112,15 @@ func (f *acForm) giveBack(s *spareAC) {
 	f.spare.CompareAndSwap(nil, s)
 }
 
+// encodesAs reports whether f.ac encodes to body: an intent that differs
+// from the owned form only where the encoding does not show it (an empty
+// list where the form has none) changes nothing. It encodes f.ac on every
+// call; only builds that changed something ask.
+func (f *acForm) encodesAs(body []byte) bool {
+	owned, err := json.Marshal(f.ac)
+	return err == nil && bytes.Equal(body, owned)
+}
+
 // ownedContent returns the owned values as unstructured content; callers must
 // not modify it.
 func (s *ownedState) ownedContent() (map[string]any, error) {
@@ -117,8 +128,14 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	defer s.mu.Unlock()
 	if s.content == nil {
 		content := map[string]any{}
-		if len(s.body) > 0 {
-			if err := utiljson.Unmarshal(s.body, &content); err != nil {
+		if s.last != nil {
+			// The form's content as the API server got it: its JSON, read
+			// back the way the general path reads content.
+			body, err := json.Marshal(s.last.ac)
+			if err != nil {
+				return nil, fmt.Errorf("encoding the applied configuration: %w", err)
+			}
+			if err := utiljson.Unmarshal(body, &content); err != nil {
 				return nil, fmt.Errorf("decoding the applied configuration: %w", err)
 			}
 		}
@@ -145,11 +162,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 		return nil, err
 	}
 	lay.setUID(ac, uid)
-	body, err := json.Marshal(ac)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the owned fields: %w", err)
-	}
-	f = &acForm{typ: typ, ac: ac, body: body}
+	f = &acForm{typ: typ, ac: ac}
 	s.mu.Lock()
 	s.last = f
 	s.mu.Unlock()
@@ -160,7 +173,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body, last: s.last}
+	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
 }
 
 // ownedCache remembers ownedStates, least recently used first out.

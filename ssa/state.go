@@ -120,8 +120,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
-		st.body = in.body
-		st.last = &acForm{typ: in.acType, ac: in.ac, body: in.body}
+		st.last = &acForm{typ: in.acType, ac: in.ac}
 	default:
 		st.content = withoutIdentity(in.content)
 	}
