@@ -2,7 +2,6 @@ package ssa
 
 import (
 	"bytes"
-	"container/list"
 	"encoding/json"
 	"fmt"
 	"reflect"
@@ -75,6 +74,14 @@ type ownedState struct {
 	mu      sync.Mutex
 	content map[string]any // owned values without identity; nil until needed when last is set
 	last    *acForm        // the form last asked for, or applied; nil until then
+
+	// The state's place in the Applier's ownedCache, guarded by the
+	// cache's lock: its key, and its neighbours in recency order. A state
+	// is its own list element, so that remembering one costs one
+	// allocation and a map entry.
+	key          ownedKey
+	newer, older *ownedState
+	cached       bool
 }
 
 // acForm is the owned content as one apply configuration type, with the
@@ -176,21 +183,18 @@ func (s *ownedState) at(rv string) *ownedState {
 	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
 }
 
-// ownedCache remembers ownedStates, least recently used first out.
+// ownedCache remembers ownedStates, least recently used first out. The
+// states themselves are the links of its recency list.
 type ownedCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheItem, most recent at the front
-	items map[ownedKey]*list.Element
-}
-
-type cacheItem struct {
-	key   ownedKey
-	state *ownedState
+	mu     sync.Mutex
+	max    int
+	items  map[ownedKey]*ownedState
+	newest *ownedState
+	oldest *ownedState
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{max: size, order: list.New(), items: map[ownedKey]*list.Element{}}
+	return &ownedCache{max: size, items: map[ownedKey]*ownedState{}}
 }
 
 func (c *ownedCache) get(k ownedKey) *ownedState {
@@ -199,48 +203,86 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[k]
+	s, ok := c.items[k]
 	if !ok {
 		return nil
 	}
-	c.order.MoveToFront(el)
-	item, _ := el.Value.(*cacheItem)
-	return item.state
+	c.unlink(s)
+	c.pushNewest(s)
+	return s
 }
 
+// put remembers s as what k's manager owns. s may be in the cache already
+// under k (it moves to the front); a state cached under another key is
+// remembered as a copy, since a state has one place in the list.
 func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	if c.max <= 0 || k.uid == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok {
-		el.Value = &cacheItem{key: k, state: s}
-		c.order.MoveToFront(el)
-		return
+	if s.cached && s.key != k {
+		s = s.at(s.rv)
 	}
-	c.items[k] = c.order.PushFront(&cacheItem{key: k, state: s})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		item, _ := last.Value.(*cacheItem)
-		delete(c.items, item.key)
-		c.order.Remove(last)
+	if old, ok := c.items[k]; ok {
+		c.unlink(old)
+	}
+	if s.cached {
+		c.unlink(s)
+	}
+	s.key = k
+	c.items[k] = s
+	c.pushNewest(s)
+	for len(c.items) > c.max {
+		last := c.oldest
+		delete(c.items, last.key)
+		c.unlink(last)
 	}
 }
 
 func (c *ownedCache) drop(k ownedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok {
+	if s, ok := c.items[k]; ok {
 		delete(c.items, k)
-		c.order.Remove(el)
+		c.unlink(s)
 	}
 }
 
 func (c *ownedCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return len(c.items)
+}
+
+// pushNewest puts s, not in the list, at its front. c.mu is held.
+func (c *ownedCache) pushNewest(s *ownedState) {
+	s.cached = true
+	s.older = c.newest
+	if c.newest != nil {
+		c.newest.newer = s
+	} else {
+		c.oldest = s
+	}
+	c.newest = s
+}
+
+// unlink takes s out of the list. c.mu is held.
+func (c *ownedCache) unlink(s *ownedState) {
+	if !s.cached {
+		return
+	}
+	if s.newer != nil {
+		s.newer.older = s.older
+	} else {
+		c.newest = s.older
+	}
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else {
+		c.oldest = s.newer
+	}
+	s.newer, s.older, s.cached = nil, nil, false
 }
 
 // appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub on

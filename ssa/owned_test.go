@@ -2,6 +2,9 @@ package ssa
 
 import (
 	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -36,6 +39,93 @@ func TestOwnedCacheIsBounded(t *testing.T) {
 	}
 	if c.put(ownedKey{manager: "m"}, &ownedState{}); c.get(ownedKey{manager: "m"}) != nil {
 		t.Fatal("an object without uid was remembered")
+	}
+}
+
+// TestOwnedCacheOrder holds the cache to a plain least-recently-used list
+// (a slice, most recent first) over a long sequence of gets, puts, re-puts
+// and drops: the same states are found, and the same ones evicted.
+func TestOwnedCacheOrder(t *testing.T) {
+	const size = 4
+	c := newOwnedCache(size)
+	k := func(i int) ownedKey {
+		return ownedKey{uid: types.UID(fmt.Sprintf("u%d", i)), manager: "m", sub: StatusSubresource}
+	}
+	type slot struct {
+		key   ownedKey
+		state *ownedState
+	}
+	var model []slot // most recent first
+	find := func(key ownedKey) int {
+		return slices.IndexFunc(model, func(s slot) bool { return s.key == key })
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for step := range 5000 {
+		key := k(rng.IntN(size + 3))
+		switch op := rng.IntN(4); op {
+		case 0: // get
+			got := c.get(key)
+			i := find(key)
+			if i < 0 {
+				if got != nil {
+					t.Fatalf("step %d: get %v found a state the model evicted", step, key.uid)
+				}
+				continue
+			}
+			if got != model[i].state {
+				t.Fatalf("step %d: get %v returned another state", step, key.uid)
+			}
+			hit := model[i]
+			model = slices.Insert(slices.Delete(model, i, i+1), 0, hit)
+		case 1, 2: // put a new state, or the one cached under key again
+			st := &ownedState{rv: fmt.Sprint(step)}
+			if i := find(key); op == 2 && i >= 0 {
+				st = model[i].state
+			}
+			c.put(key, st)
+			if i := find(key); i >= 0 {
+				model = slices.Delete(model, i, i+1)
+			}
+			model = slices.Insert(model, 0, slot{key, st})
+			model = model[:min(len(model), size)]
+		case 3: // drop
+			c.drop(key)
+			if i := find(key); i >= 0 {
+				model = slices.Delete(model, i, i+1)
+			}
+		}
+		if c.len() != len(model) {
+			t.Fatalf("step %d: %d states cached, the model has %d", step, c.len(), len(model))
+		}
+	}
+	// Walking the list from the newest gives the model's order.
+	var order []ownedKey
+	for s := c.newest; s != nil; s = s.older {
+		order = append(order, s.key)
+	}
+	want := make([]ownedKey, len(model))
+	for i, s := range model {
+		want[i] = s.key
+	}
+	if !slices.Equal(order, want) {
+		t.Fatalf("recency order %v, want %v", order, want)
+	}
+}
+
+// TestOwnedCachePutElsewhere: a state cached under one key and put under
+// another is remembered as a copy; the first key keeps its state.
+func TestOwnedCachePutElsewhere(t *testing.T) {
+	c := newOwnedCache(4)
+	a := ownedKey{uid: "a", manager: "m", sub: StatusSubresource}
+	b := ownedKey{uid: "b", manager: "m", sub: StatusSubresource}
+	st := &ownedState{rv: "3", content: map[string]any{}}
+	c.put(a, st)
+	c.put(b, st)
+	if c.get(a) != st || c.len() != 2 {
+		t.Fatal("a lost its state")
+	}
+	if got := c.get(b); got == nil || got == st || got.rv != "3" {
+		t.Fatalf("b holds %+v, want a copy of a's state", got)
 	}
 }
 
