@@ -1,6 +1,7 @@
 package batcher
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,6 +43,9 @@ type Batch struct {
 	// empties holds an empty object of each typed Go type the batch keeps
 	// responses of (see emptyLike), by reflect.Type.
 	empties sync.Map
+	// scratch holds buffers (*[]byte) that Flush goroutines compress
+	// kept responses into (see pack).
+	scratch sync.Pool
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
@@ -70,10 +75,12 @@ type object struct {
 // decoded only when something needs the object (a later entry is built on
 // it, a result hook reads it). Most responses are never read: decoding them
 // would cost more client time than the rest of a Flush, and holding them
-// decoded more memory.
+// decoded more memory. Once a Flush of many objects is done with an object,
+// its response is kept compressed (see pack).
 type observation struct {
 	obj      client.Object // the object; with response set, an empty object of its type
 	response []byte
+	packed   bool // response is compressed
 }
 
 // get returns the object, decoding a response once.
@@ -81,7 +88,14 @@ func (o *observation) get() (client.Object, error) {
 	if o.response == nil {
 		return o.obj, nil
 	}
-	obj, err := ssa.DecodeResponse(o.response, o.obj)
+	raw := o.response
+	if o.packed {
+		var err error
+		if raw, err = s2.Decode(nil, raw); err != nil {
+			return nil, fmt.Errorf("decompressing the API server's response: %w", err)
+		}
+	}
+	obj, err := ssa.DecodeResponse(raw, o.obj)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +117,25 @@ func (o *observation) answered(res ssa.Result, empty func(client.Object) client.
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
+}
+
+// pack returns the observation with its response compressed, for keeping
+// it until the next Flush: a response is mostly managedFields entries that
+// repeat one another, and compresses to about a third. scratch is a buffer
+// to compress into, returned for reuse. An observation that holds no
+// response, or holds it compressed already, is returned as it is.
+func (o observation) pack(scratch []byte) (observation, []byte) {
+	if o.response == nil || o.packed {
+		return o, scratch
+	}
+	if n := s2.MaxEncodedLen(len(o.response)); n > cap(scratch) {
+		if n < 0 {
+			return o, scratch // too large to compress
+		}
+		scratch = make([]byte, n)
+	}
+	enc := s2.Encode(scratch[:cap(scratch)], o.response)
+	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true}, scratch
 }
 
 // emptyLike returns an empty object of obj's type, one for every typed Go
@@ -365,6 +398,9 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			go func() {
 				defer func() { <-sem; wg.Done() }()
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
+				if dryRun == nil {
+					b.pack(work[i].object)
+				}
 				// The rest of the Flush only reads the entries' targets:
 				// the object's observation as queued and the contributions
 				// sent go now, not when the last object is done, so that a
@@ -381,6 +417,25 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pack compresses the response o was last seen in, which a Flush of many
+// objects otherwise keeps whole for every object until the batch goes. It
+// is called once the Flush is done with o: nothing else changes o's
+// observation until the next Flush.
+func (b *Batch) pack(o *object) {
+	b.mu.Lock()
+	obs := o.observed
+	b.mu.Unlock()
+	scratch, _ := b.scratch.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	obs, *scratch = obs.pack(*scratch)
+	b.scratch.Put(scratch)
+	b.mu.Lock()
+	o.observed = obs
+	b.mu.Unlock()
 }
 
 // recordPending reports, per field manager and kind of the entries this

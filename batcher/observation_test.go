@@ -3,7 +3,10 @@ package batcher
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -134,5 +138,70 @@ func TestLaterEntriesObserveTheResponseUnstructured(t *testing.T) {
 	}
 	if len(rvs) != 2 || rvs[0] != w.ResourceVersion || rvs[1] == w.ResourceVersion || observedKinds[1] != "Widget" {
 		t.Fatalf("observed kinds %v at %v, want Widget at %s and then at the first response's", observedKinds, rvs, w.ResourceVersion)
+	}
+}
+
+// TestKeptResponsesArePacked: a Flush of many objects keeps each object's
+// last response compressed, and the next Flush builds on it as on the
+// response itself (test/integration holds the same on the API server, whose
+// responses carry managedFields, with an Applier that remembers nothing). The
+// control is the response as the API server sent it: unpacking gives it back
+// byte for byte, and it is larger than its packing.
+func TestKeptResponsesArePacked(t *testing.T) {
+	ctx := context.Background()
+	f := newBatchFixture(t)
+	sent := map[string][]byte{} // by object name: the last response, as the client got it
+	names := []string{"w0", "w1"}
+	queued := map[string]*v1alpha1.Widget{}
+	for _, name := range names {
+		queued[name] = f.widget(t, name)
+		for _, m := range []string{"a", "b"} {
+			if err := Status(f.b, queued[name], m, recordingMutator(strings.ToUpper(m), &seen{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		o := f.b.objects[ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: name}]
+		if o == nil || !o.observed.packed {
+			t.Fatalf("%s: the batch keeps %+v, want its last response packed", name, o)
+		}
+		raw, err := s2.Decode(nil, o.observed.response)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent[name] = raw
+		got, err := ssa.DecodeResponse(raw, &v1alpha1.Widget{})
+		if err != nil || got.GetResourceVersion() != f.widget(t, name).ResourceVersion || len(o.observed.response) >= len(raw) {
+			t.Fatalf("%s: unpacked to %d bytes (packed %d) at %v, %v; want the last response, larger than its packing",
+				name, len(raw), len(o.observed.response), got, err)
+		}
+		if again, _ := o.observed.pack(nil); again.packed != o.observed.packed || &again.response[0] != &o.observed.response[0] {
+			t.Fatalf("%s: packing a packed observation packed it again", name)
+		}
+	}
+
+	next := map[string]*seen{}
+	for _, name := range names {
+		next[name] = &seen{}
+		// The stale object queued first: the batch builds on its observation.
+		if err := Status(f.b, queued[name], "c", recordingMutator("C", next[name])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range names {
+		last, err := ssa.DecodeResponse(sent[name], &v1alpha1.Widget{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next[name].rv != last.GetResourceVersion() || !slices.Equal(next[name].conditions, []string{"A", "B"}) {
+			t.Fatalf("%s: the next Flush observed %+v, want the kept response (rv %s, conditions A, B)", name, next[name], last.GetResourceVersion())
+		}
 	}
 }
