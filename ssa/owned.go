@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -76,9 +77,8 @@ type ownedState struct {
 	last    *acForm        // the form last asked for, or applied; nil until then
 
 	// The state's place in the Applier's ownedCache, guarded by the
-	// cache's lock: its key, and its neighbours in recency order. A state
-	// is its own list element, so that remembering one costs one
-	// allocation and a map entry.
+	// cache's lock: its key (whose uid is its object's, shared), and its
+	// neighbours in recency order. A state is its own list element.
 	key          ownedKey
 	newer, older *ownedState
 	cached       bool
@@ -184,17 +184,38 @@ func (s *ownedState) at(rv string) *ownedState {
 }
 
 // ownedCache remembers ownedStates, least recently used first out. The
-// states themselves are the links of its recency list.
+// states themselves are the links of its recency list; they are found by
+// object, since an object has the states of a few managers: one map entry
+// and one copy of the uid serve them all, and the forms they remember share
+// the object's identity (see shareMeta).
 type ownedCache struct {
-	mu     sync.Mutex
-	max    int
-	items  map[ownedKey]*ownedState
-	newest *ownedState
-	oldest *ownedState
+	mu      sync.Mutex
+	max     int
+	n       int // states cached
+	objects map[types.UID]*ownedObject
+	newest  *ownedState
+	oldest  *ownedState
+}
+
+// ownedObject is what the cache holds of one object: its states, one per
+// (manager, subresource), and the object metadata their forms share.
+type ownedObject struct {
+	states []*ownedState
+	meta   *metav1ac.ObjectMetaApplyConfiguration
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{max: size, items: map[ownedKey]*ownedState{}}
+	return &ownedCache{max: size, objects: map[types.UID]*ownedObject{}}
+}
+
+// find returns the index of k's state in o.states, or -1.
+func (o *ownedObject) find(k ownedKey) int {
+	for i, s := range o.states {
+		if s.key.manager == k.manager && s.key.sub == k.sub {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *ownedCache) get(k ownedKey) *ownedState {
@@ -203,10 +224,15 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.items[k]
-	if !ok {
+	o := c.objects[k.uid]
+	if o == nil {
 		return nil
 	}
+	i := o.find(k)
+	if i < 0 {
+		return nil
+	}
+	s := o.states[i]
 	c.unlink(s)
 	c.pushNewest(s)
 	return s
@@ -224,35 +250,83 @@ func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	if s.cached && s.key != k {
 		s = s.at(s.rv)
 	}
-	if old, ok := c.items[k]; ok {
-		c.unlink(old)
-	}
-	if s.cached {
-		c.unlink(s)
+	o, uid := c.object(k.uid)
+	k.uid = uid
+	if i := o.find(k); i >= 0 {
+		c.unlink(o.states[i])
+		o.states[i] = s
+	} else {
+		o.states = append(o.states, s)
+		c.n++
 	}
 	s.key = k
-	c.items[k] = s
 	c.pushNewest(s)
-	for len(c.items) > c.max {
-		last := c.oldest
-		delete(c.items, last.key)
-		c.unlink(last)
+	for c.n > c.max {
+		c.remove(c.oldest)
 	}
+}
+
+// object returns the entry of the object of uid, adding it if there is
+// none, and the uid as the cache keeps it. c.mu is held.
+func (c *ownedCache) object(uid types.UID) (*ownedObject, types.UID) {
+	if o := c.objects[uid]; o != nil {
+		if len(o.states) > 0 {
+			return o, o.states[0].key.uid
+		}
+		return o, uid
+	}
+	o := &ownedObject{}
+	c.objects[uid] = o
+	return o, uid
+}
+
+// shareMeta returns the object metadata the cached forms of uid's object
+// share when it equals meta, else meta, which is then shared from now on.
+// A form remembered after an apply puts the shared metadata in place of its
+// own: forms are never modified (builds edit copies), so one copy serves
+// every manager of the object.
+func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+	if c.max <= 0 || uid == "" || meta == nil {
+		return meta
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The caller puts a state next: the object's entry is not left empty.
+	o, _ := c.object(uid)
+	if o.meta != nil && equalAC(o.meta, meta) {
+		return o.meta
+	}
+	o.meta = meta
+	return meta
 }
 
 func (c *ownedCache) drop(k ownedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.items[k]; ok {
-		delete(c.items, k)
-		c.unlink(s)
+	if o := c.objects[k.uid]; o != nil {
+		if i := o.find(k); i >= 0 {
+			c.remove(o.states[i])
+		}
 	}
+}
+
+// remove forgets s, which is cached. c.mu is held.
+func (c *ownedCache) remove(s *ownedState) {
+	o := c.objects[s.key.uid]
+	i := o.find(s.key)
+	o.states = append(o.states[:i], o.states[i+1:]...)
+	o.states[len(o.states):cap(o.states)][0] = nil
+	if len(o.states) == 0 {
+		delete(c.objects, s.key.uid)
+	}
+	c.n--
+	c.unlink(s)
 }
 
 func (c *ownedCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.items)
+	return c.n
 }
 
 // pushNewest puts s, not in the list, at its front. c.mu is held.

@@ -1,9 +1,12 @@
 package ssa
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -11,10 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -48,8 +53,9 @@ func TestOwnedCacheIsBounded(t *testing.T) {
 func TestOwnedCacheOrder(t *testing.T) {
 	const size = 4
 	c := newOwnedCache(size)
+	// Keys of three objects, each with states of up to three managers.
 	k := func(i int) ownedKey {
-		return ownedKey{uid: types.UID(fmt.Sprintf("u%d", i)), manager: "m", sub: StatusSubresource}
+		return ownedKey{uid: types.UID(fmt.Sprintf("u%d", i%3)), manager: fmt.Sprintf("m%d", i/3), sub: StatusSubresource}
 	}
 	type slot struct {
 		key   ownedKey
@@ -61,7 +67,7 @@ func TestOwnedCacheOrder(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for step := range 5000 {
-		key := k(rng.IntN(size + 3))
+		key := k(rng.IntN(9))
 		switch op := rng.IntN(4); op {
 		case 0: // get
 			got := c.get(key)
@@ -98,7 +104,15 @@ func TestOwnedCacheOrder(t *testing.T) {
 			t.Fatalf("step %d: %d states cached, the model has %d", step, c.len(), len(model))
 		}
 	}
-	// Walking the list from the newest gives the model's order.
+	// Walking the list from the newest gives the model's order, and the
+	// objects hold exactly the states cached.
+	held := 0
+	for _, o := range c.objects {
+		held += len(o.states)
+	}
+	if held != len(model) {
+		t.Fatalf("the objects hold %d states, want %d", held, len(model))
+	}
 	var order []ownedKey
 	for s := c.newest; s != nil; s = s.older {
 		order = append(order, s.key)
@@ -266,5 +280,70 @@ func TestExtractionCompleteness(t *testing.T) {
 				t.Fatalf("the control expects valuesMatch to miss the field that came back in %v", c.later)
 			}
 		})
+	}
+}
+
+// TestFormsShareTheObjectsIdentity: the forms two managers of one object
+// remember after their applies share one copy of the object's metadata, and
+// a build that edits the metadata of its copy changes no other manager's
+// form. The control is a build given a shallow copy of a form, which shares
+// the metadata: its edit shows up in the form it was copied from.
+func TestFormsShareTheObjectsIdentity(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	lay, _ := h.a.layouts.of(typ)
+	m, n := h.t, h.t
+	n.Manager = "n"
+	form := func(manager string) *acForm {
+		t.Helper()
+		st := h.a.owned.get(ownedKey{uid: "u1", manager: manager, sub: MainResource})
+		if st == nil || st.last == nil {
+			t.Fatalf("%s: no form remembered", manager)
+		}
+		return st.last
+	}
+	res, err := h.a.Apply(ctx, m, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = h.a.Apply(ctx, n, res.Object, widgetBuild("", map[string]string{"a": "1"}), &ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fm, fn := form("m"), form("n")
+	if lay.objectMeta(fm.ac, false) != lay.objectMeta(fn.ac, false) {
+		t.Fatal("the managers' forms keep a copy of the metadata each")
+	}
+	mBody, err := json.Marshal(fm.ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The control: a shallow copy shares the metadata with the form.
+	shallow := *fm.ac.(*acv1alpha1.WidgetApplyConfiguration)
+	shallow.WithLabels(map[string]string{"leak": "x"})
+	if fm.encodesAs(mBody) {
+		t.Fatal("the control expects an edit through a shallow copy to reach the form")
+	}
+	shallow.Labels = nil // undo
+
+	// n labels the object: its build edits a copy, m's form stays as applied.
+	labels := Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil },
+		Typed: &TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) error {
+			ac.(*acv1alpha1.WidgetApplyConfiguration).WithLabels(map[string]string{"n": "1"})
+			return nil
+		}}}
+	if _, err = h.a.Apply(ctx, n, h.observe(t), labels, &ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !fm.encodesAs(mBody) || form("m") != fm {
+		t.Fatalf("m's form changed with n's labels")
+	}
+	if meta := lay.objectMeta(form("n").ac, false); meta == lay.objectMeta(fm.ac, false) || meta.Labels["n"] != "1" {
+		t.Fatalf("n's form holds %+v, want its own metadata with its label", meta)
+	}
+	sent := len(h.bodies())
+	if again, err := h.a.Apply(ctx, m, h.observe(t), widgetBuild("On", nil), &ApplyOptions{}); err != nil || again.Sent || len(h.bodies()) != sent {
+		t.Fatalf("m's unchanged intent: sent %v, err %v; want nothing sent", again.Sent, err)
 	}
 }

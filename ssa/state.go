@@ -120,6 +120,15 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
+		if lay, ok := a.layouts.of(in.acType); ok {
+			// The applied configuration is no longer edited: it may share
+			// the object's identity with the other managers' forms.
+			if meta := lay.objectMeta(in.ac, false); meta != nil {
+				if shared := a.owned.shareMeta(key.uid, meta); shared != meta {
+					lay.setObjectMeta(in.ac, shared)
+				}
+			}
+		}
 		st.last = &acForm{typ: in.acType, ac: in.ac}
 	default:
 		st.content = withoutIdentity(in.content)
