@@ -46,6 +46,10 @@ type Batch struct {
 	// scratch holds buffers (*[]byte) that Flush goroutines compress
 	// kept responses into (see pack).
 	scratch sync.Pool
+	// dict is the dictionary kept responses are compressed against in a
+	// Flush of packDictObjects objects or more: the first response such a
+	// Flush keeps. Set once, under mu.
+	dict *s2.Dict
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and order
@@ -80,7 +84,8 @@ type object struct {
 type observation struct {
 	obj      client.Object // the object; with response set, an empty object of its type
 	response []byte
-	packed   bool // response is compressed
+	packed   bool     // response is compressed
+	dict     *s2.Dict // what a packed response was compressed against; nil for none
 }
 
 // get returns the object, decoding a response once.
@@ -91,7 +96,12 @@ func (o *observation) get() (client.Object, error) {
 	raw := o.response
 	if o.packed {
 		var err error
-		if raw, err = s2.Decode(nil, raw); err != nil {
+		if o.dict != nil {
+			raw, err = o.dict.Decode(nil, raw)
+		} else {
+			raw, err = s2.Decode(nil, raw)
+		}
+		if err != nil {
 			return nil, fmt.Errorf("decompressing the API server's response: %w", err)
 		}
 	}
@@ -121,10 +131,12 @@ func (o *observation) answered(res ssa.Result, empty func(client.Object) client.
 
 // pack returns the observation with its response compressed, for keeping
 // it until the next Flush: a response is mostly managedFields entries that
-// repeat one another, and compresses to about a third. scratch is a buffer
-// to compress into, returned for reuse. An observation that holds no
-// response, or holds it compressed already, is returned as it is.
-func (o observation) pack(scratch []byte) (observation, []byte) {
+// repeat one another, and compresses to about a third on its own, or to a
+// tenth or less against dict, another response of the same Flush (nil for
+// none). scratch is a buffer to compress into, returned for reuse. An
+// observation that holds no response, or holds it compressed already, is
+// returned as it is.
+func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 	if o.response == nil || o.packed {
 		return o, scratch
 	}
@@ -134,8 +146,13 @@ func (o observation) pack(scratch []byte) (observation, []byte) {
 		}
 		scratch = make([]byte, n)
 	}
-	enc := s2.Encode(scratch[:cap(scratch)], o.response)
-	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true}, scratch
+	var enc []byte
+	if dict != nil {
+		enc = dict.Encode(scratch[:cap(scratch)], o.response)
+	} else {
+		enc = s2.Encode(scratch[:cap(scratch)], o.response)
+	}
+	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
 }
 
 // emptyLike returns an empty object of obj's type, one for every typed Go
@@ -399,7 +416,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 				defer func() { <-sem; wg.Done() }()
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
 				if dryRun == nil {
-					b.pack(work[i].object)
+					b.pack(work[i].object, len(work) >= packDictObjects)
 				}
 				// The rest of the Flush only reads the entries' targets:
 				// the object's observation as queued and the contributions
@@ -419,19 +436,34 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	return errors.Join(errs...)
 }
 
+// packDictObjects is how many objects a Flush writes at least for the
+// responses it keeps to be compressed against a dictionary (see pack). The
+// dictionary's table costs about as much as the plain compression of some
+// sixty responses loses to it.
+const packDictObjects = 64
+
 // pack compresses the response o was last seen in, which a Flush of many
 // objects otherwise keeps whole for every object until the batch goes. It
 // is called once the Flush is done with o: nothing else changes o's
-// observation until the next Flush.
-func (b *Batch) pack(o *object) {
+// observation until the next Flush. With withDict the response is
+// compressed against the batch's dictionary, which the first response
+// packed so becomes.
+func (b *Batch) pack(o *object, withDict bool) {
 	b.mu.Lock()
 	obs := o.observed
+	if withDict && b.dict == nil && obs.response != nil && !obs.packed {
+		b.dict = s2.MakeDict(obs.response, nil) // nil when too short to serve
+	}
+	var dict *s2.Dict
+	if withDict {
+		dict = b.dict
+	}
 	b.mu.Unlock()
 	scratch, _ := b.scratch.Get().(*[]byte)
 	if scratch == nil {
 		scratch = new([]byte)
 	}
-	obs, *scratch = obs.pack(*scratch)
+	obs, *scratch = obs.pack(*scratch, dict)
 	b.scratch.Put(scratch)
 	b.mu.Lock()
 	o.observed = obs
