@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 
@@ -471,15 +472,23 @@ func (b *Batch) pack(o *object, withDict bool) {
 }
 
 // recordPending reports, per field manager and kind of the entries this
-// Flush tried, how many stay queued.
+// Flush tried, how many stay queued. RecordPending reads only the managers
+// and kinds of the targets tried, so one target of each is passed: a Flush of
+// thousands of objects would otherwise copy every target it tried, at the
+// moment it holds the most.
 func (b *Batch) recordPending(work []flushWork) {
 	var flushed, pending []ssa.Target
 	b.mu.Lock()
 	for _, w := range work {
 		for _, ew := range w.entries {
-			flushed = append(flushed, ew.entry.target)
+			t := ew.entry.target
+			if !slices.ContainsFunc(flushed, func(f ssa.Target) bool {
+				return f.Manager == t.Manager && f.GVK.Group == t.GVK.Group && f.GVK.Kind == t.GVK.Kind
+			}) {
+				flushed = append(flushed, t)
+			}
 			if len(ew.entry.contribs) > 0 {
-				pending = append(pending, ew.entry.target)
+				pending = append(pending, t)
 			}
 		}
 	}
