@@ -404,9 +404,13 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
+	var rec pendingRecord
 	if len(work) == 1 {
 		// One object: its entries go in order anyway.
 		errs[0] = b.flushObject(ctx, work[0], dryRun)
+		if dryRun == nil {
+			b.settle(&work[0], &rec)
+		}
 	} else {
 		sem := make(chan struct{}, b.concurrency)
 		var wg sync.WaitGroup
@@ -418,11 +422,13 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
 				if dryRun == nil {
 					b.pack(work[i].object, len(work) >= packDictObjects)
+					b.settle(&work[i], &rec)
 				}
-				// The rest of the Flush only reads the entries' targets:
-				// the object's observation as queued and the contributions
-				// sent go now, not when the last object is done, so that a
-				// Flush of many objects holds them only for those in flight.
+				// Nothing else of the Flush reads the object's work: the
+				// observation as queued, the contributions sent and the
+				// entries done go now, not when the last object is done, so
+				// that a Flush of many objects holds them only for those in
+				// flight.
 				work[i].release()
 			}()
 		}
@@ -431,10 +437,40 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	if dryRun == nil {
 		b.compact()
 		if b.shadow == nil {
-			b.recordPending(work)
+			b.applier.RecordPending(rec.flushed, rec.pending)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// pendingRecord is what a Flush reports of the entries it tried (see
+// Applier.RecordPending), gathered as each object is done: one target per
+// field manager and kind tried, and every entry left queued. RecordPending
+// reads only the managers and kinds of the targets tried, so a Flush of
+// thousands of objects keeps one of each rather than every target.
+type pendingRecord struct {
+	flushed, pending []ssa.Target
+}
+
+// settle records what the Flush did with w's entries and drops those with
+// nothing left queued from its object, as compact does when the Flush
+// ends: a Flush of many objects then lets each object's entries go as soon
+// as it is done with them.
+func (b *Batch) settle(w *flushWork, rec *pendingRecord) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ew := range w.entries {
+		t := ew.entry.target
+		if !slices.ContainsFunc(rec.flushed, func(f ssa.Target) bool {
+			return f.Manager == t.Manager && f.GVK.Group == t.GVK.Group && f.GVK.Kind == t.GVK.Kind
+		}) {
+			rec.flushed = append(rec.flushed, t)
+		}
+		if len(ew.entry.contribs) > 0 {
+			rec.pending = append(rec.pending, t)
+		}
+	}
+	b.dropSent(w.object)
 }
 
 // packDictObjects is how many objects a Flush writes at least for the
@@ -471,31 +507,6 @@ func (b *Batch) pack(o *object, withDict bool) {
 	b.mu.Unlock()
 }
 
-// recordPending reports, per field manager and kind of the entries this
-// Flush tried, how many stay queued. RecordPending reads only the managers
-// and kinds of the targets tried, so one target of each is passed: a Flush of
-// thousands of objects would otherwise copy every target it tried, at the
-// moment it holds the most.
-func (b *Batch) recordPending(work []flushWork) {
-	var flushed, pending []ssa.Target
-	b.mu.Lock()
-	for _, w := range work {
-		for _, ew := range w.entries {
-			t := ew.entry.target
-			if !slices.ContainsFunc(flushed, func(f ssa.Target) bool {
-				return f.Manager == t.Manager && f.GVK.Group == t.GVK.Group && f.GVK.Kind == t.GVK.Kind
-			}) {
-				flushed = append(flushed, t)
-			}
-			if len(ew.entry.contribs) > 0 {
-				pending = append(pending, t)
-			}
-		}
-	}
-	b.mu.Unlock()
-	b.applier.RecordPending(flushed, pending)
-}
-
 type flushWork struct {
 	object   *object
 	observed observation
@@ -507,13 +518,11 @@ type entryWork struct {
 	contribs []contribution // the contributions this Flush sends
 }
 
-// release drops what w holds besides its entries: the observation it
-// started from and the contributions it sent.
+// release drops what w holds besides its object: the observation it
+// started from, its entries and the contributions it sent.
 func (w *flushWork) release() {
 	w.observed = observation{}
-	for i := range w.entries {
-		w.entries[i].contribs = nil
-	}
+	w.entries = nil
 }
 
 // flushObject sends one object's entries in order and records each result.
@@ -623,16 +632,25 @@ func (b *Batch) compact() {
 	defer b.mu.Unlock()
 	b.last.entry = nil
 	for _, o := range b.objects {
-		entries := o.entries[:0]
-		for _, e := range o.entries {
-			if len(e.contribs) > 0 {
-				entries = append(entries, e)
-			}
-		}
-		// The dropped entries must not stay reachable past the end.
-		clear(o.entries[len(entries):])
-		o.entries = entries
+		b.dropSent(o)
 	}
+}
+
+// dropSent drops o's entries with nothing queued. A dropped entry is no
+// longer where the next contribution goes (see addToLast): one queued for
+// the same target gets a new entry. b.mu is held.
+func (b *Batch) dropSent(o *object) {
+	entries := o.entries[:0]
+	for _, e := range o.entries {
+		if len(e.contribs) > 0 {
+			entries = append(entries, e)
+		} else if b.last.entry == e {
+			b.last.entry = nil
+		}
+	}
+	// The dropped entries must not stay reachable past the end.
+	clear(o.entries[len(entries):])
+	o.entries = entries
 }
 
 // sendOrder returns an object's entries main resource first, each group in
