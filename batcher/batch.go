@@ -386,18 +386,15 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	defer b.flushMu.Unlock()
 
 	b.mu.Lock()
-	var work []flushWork
+	work := make([]flushWork, 0, len(b.order))
 	for _, id := range b.order {
 		o := b.objects[id]
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, observed: o.observed, entries: make([]entryWork, 0, len(o.entries))}
+		w := flushWork{object: o, entries: make([]entryWork, 0, len(o.entries))}
 		for _, e := range sendOrder(o.entries) {
-			// Contributions are only ever appended, never changed in
-			// place: the Flush's share is a capped view, not a copy.
-			n := len(e.contribs)
-			w.entries = append(w.entries, entryWork{entry: e, contribs: e.contribs[:n:n]})
+			w.entries = append(w.entries, entryWork{entry: e, n: len(e.contribs)})
 		}
 		work = append(work, w)
 	}
@@ -507,21 +504,40 @@ func (b *Batch) pack(o *object, withDict bool) {
 	b.mu.Unlock()
 }
 
+// flushWork is one object's share of a Flush: its entries, in send order,
+// and how many contributions of each the Flush sends (those queued when it
+// started). A Flush of many objects holds one for every object from the
+// start, so it holds no more: the object's observation is read when its
+// turn comes (only a Flush changes it, one at a time), and the
+// contributions when each entry is sent.
 type flushWork struct {
-	object   *object
-	observed observation
-	entries  []entryWork
+	object  *object
+	entries []entryWork
 }
 
 type entryWork struct {
-	entry    *entry
-	contribs []contribution // the contributions this Flush sends
+	entry *entry
+	n     int // how many of the entry's contributions this Flush sends
 }
 
-// release drops what w holds besides its object: the observation it
-// started from, its entries and the contributions it sent.
+// contribs returns the contributions ew sends. Contributions are only ever
+// appended, and only a Flush removes them once sent: the Flush's share is a
+// capped view of those queued when it started, not a copy.
+func (b *Batch) contribs(ew entryWork) []contribution {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ew.entry.contribs[:ew.n:ew.n]
+}
+
+// observed returns o's observation as it is now.
+func (b *Batch) observed(o *object) observation {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return o.observed
+}
+
+// release drops what w holds besides its object: its entries.
 func (w *flushWork) release() {
-	w.observed = observation{}
 	w.entries = nil
 }
 
@@ -531,7 +547,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		return b.shadowObject(ctx, w)
 	}
 	var errs []error
-	observed := w.observed
+	observed := b.observed(w.object)
 	first, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
@@ -549,7 +565,8 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: t, Err: err})
 			continue
 		}
-		opts := applyOptions(ew.contribs)
+		contribs := b.contribs(ew)
+		opts := applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status
@@ -563,7 +580,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
@@ -579,7 +596,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		b.mu.Lock()
 		w.object.observed = observed
 		if err == nil {
-			ew.entry.sent(len(ew.contribs))
+			ew.entry.sent(ew.n)
 		}
 		b.mu.Unlock()
 		if err != nil {
@@ -604,22 +621,24 @@ func (b *Batch) undecodable(w flushWork, err error) error {
 // WithShadow): each a dry run built on the batch's observation, none
 // affecting another.
 func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
-	obs, err := w.observed.get()
+	observed := b.observed(w.object)
+	obs, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
 	}
 	var errs []error
 	for _, ew := range w.entries {
 		t := ew.entry.target
-		opts := applyOptions(ew.contribs)
+		contribs := b.contribs(ew)
+		opts := applyOptions(contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		b.mu.Lock()
-		ew.entry.sent(len(ew.contribs))
+		ew.entry.sent(ew.n)
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)

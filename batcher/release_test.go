@@ -17,8 +17,7 @@ import (
 
 // What a Flush sent is not kept reachable by what the batch keeps: an entry
 // with nothing left lets go of its contributions' array, a finished
-// object's work lets go of the observation it started from and of its
-// entries, and compacting leaves no dropped entry in the array the object
+// object's work lets go of its entries, and compacting leaves no dropped entry in the array the object
 // keeps. The control is the
 // plain reslice, which keeps every dropped entry in the array past the end.
 func TestFlushLetsGoOfWhatItSent(t *testing.T) {
@@ -31,9 +30,9 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	}
 
 	queued := &object{}
-	w := flushWork{object: queued, observed: observation{obj: &v1alpha1.Widget{}}, entries: []entryWork{{entry: e, contribs: make([]contribution, 1)}}}
+	w := flushWork{object: queued, entries: []entryWork{{entry: e, n: 1}}}
 	w.release()
-	if w.observed.obj != nil || w.entries != nil || w.object != queued {
+	if w.entries != nil || w.object != queued {
 		t.Fatalf("released work keeps %+v; want only its object", w)
 	}
 
