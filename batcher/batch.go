@@ -401,7 +401,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var rec pendingRecord
+	var rec pendingRecord // not shared with goroutines: a Flush of one object allocates none
 	if len(work) == 1 {
 		// One object: its entries go in order anyway.
 		errs[0] = b.flushObject(ctx, work[0], dryRun)
@@ -409,6 +409,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			b.settle(&work[0], &rec)
 		}
 	} else {
+		shared := &pendingRecord{}
 		sem := make(chan struct{}, b.concurrency)
 		var wg sync.WaitGroup
 		for i := range work {
@@ -419,7 +420,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 				errs[i] = b.flushObject(ctx, work[i], dryRun)
 				if dryRun == nil {
 					b.pack(work[i].object, len(work) >= packDictObjects)
-					b.settle(&work[i], &rec)
+					b.settle(&work[i], shared)
 				}
 				// Nothing else of the Flush reads the object's work: the
 				// observation as queued, the contributions sent and the
@@ -430,6 +431,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			}()
 		}
 		wg.Wait()
+		rec = *shared
 	}
 	if dryRun == nil {
 		b.compact()

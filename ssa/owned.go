@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -92,6 +93,10 @@ type ownedState struct {
 type acForm struct {
 	typ reflect.Type
 	ac  any
+	// sum is the length and checksum of ac's JSON (see jsonSum); 0 until
+	// known. It tells most intents that encode differently without
+	// encoding ac again.
+	sum atomic.Uint64
 	// spare is a copy of ac that a build left equal to ac: the next build
 	// may edit it instead of copying ac again. Most reconciles change
 	// nothing, and copying what the manager owns was most of what they
@@ -121,11 +126,26 @@ func (f *acForm) giveBack(s *spareAC) {
 
 // encodesAs reports whether f.ac encodes to body: an intent that differs
 // from the owned form only where the encoding does not show it (an empty
-// list where the form has none) changes nothing. It encodes f.ac on every
-// call; only builds that changed something ask.
+// list where the form has none) changes nothing. Only builds that changed
+// something ask. Once f's sum is known, a body of another length or
+// checksum is told apart without encoding f.ac; a body that matches both is
+// compared byte for byte.
 func (f *acForm) encodesAs(body []byte) bool {
+	if sum := f.sum.Load(); sum != 0 && sum != jsonSum(body) {
+		return false
+	}
 	owned, err := json.Marshal(f.ac)
-	return err == nil && bytes.Equal(body, owned)
+	if err != nil {
+		return false
+	}
+	f.sum.Store(jsonSum(owned))
+	return bytes.Equal(body, owned)
+}
+
+// jsonSum is the length and CRC-32 of an encoding, never 0: a summary of
+// the owned form's JSON that costs a word instead of the JSON itself.
+func jsonSum(b []byte) uint64 {
+	return 1<<63 | uint64(len(b))<<32 | uint64(crc32.ChecksumIEEE(b))
 }
 
 // ownedContent returns the owned values as unstructured content; callers must

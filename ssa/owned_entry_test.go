@@ -1,6 +1,7 @@
 package ssa
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -216,5 +217,39 @@ func TestValuesMatchByShape(t *testing.T) {
 	}
 	if got := findByKeys([]any{"x", item("x", int64(1))}, item("x", int64(5)), []string{"name"}); !reflect.DeepEqual(got, item("x", int64(1))) {
 		t.Fatalf("findByKeys = %v", got)
+	}
+}
+
+// TestEncodesAsSum: a form tells an intent's encoding apart by its length
+// and checksum once it knows its own, and otherwise encodes itself. A body
+// with the form's sum is still compared byte for byte; the control is a
+// check that trusts the sum alone, which takes a colliding body for the
+// form's own encoding.
+func TestEncodesAsSum(t *testing.T) {
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	ac := acv1alpha1.Widget("w1", "ns").WithStatus(acv1alpha1.WidgetStatus().WithPhase("On"))
+	own, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []byte(strings.Replace(string(own), `"On"`, `"No"`, 1)) // same length
+	longer := []byte(strings.Replace(string(own), `"On"`, `"Off"`, 1))
+
+	f := &acForm{typ: typ, ac: ac}
+	if !f.encodesAs(own) || f.sum.Load() != jsonSum(own) {
+		t.Fatal("the form does not encode as itself, or did not keep its sum")
+	}
+	if f.encodesAs(other) || f.encodesAs(longer) {
+		t.Fatal("the form encodes as another phase")
+	}
+
+	// A body whose sum collides with the form's.
+	colliding := &acForm{typ: typ, ac: ac}
+	colliding.sum.Store(jsonSum(other))
+	if trustSum := colliding.sum.Load() == jsonSum(other); !trustSum {
+		t.Fatal("the control expects the sum alone to match the colliding body")
+	}
+	if colliding.encodesAs(other) {
+		t.Fatal("a body with the form's sum but other bytes was taken for the form's encoding")
 	}
 }

@@ -322,7 +322,7 @@ func TestFormsShareTheObjectsIdentity(t *testing.T) {
 	// The control: a shallow copy shares the metadata with the form.
 	shallow := *fm.ac.(*acv1alpha1.WidgetApplyConfiguration)
 	shallow.WithLabels(map[string]string{"leak": "x"})
-	if fm.encodesAs(mBody) {
+	if leaked, _ := json.Marshal(fm.ac); string(leaked) == string(mBody) {
 		t.Fatal("the control expects an edit through a shallow copy to reach the form")
 	}
 	shallow.Labels = nil // undo

@@ -130,6 +130,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 			}
 		}
 		st.last = &acForm{typ: in.acType, ac: in.ac}
+		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
 		st.content = withoutIdentity(in.content)
 	}
