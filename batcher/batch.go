@@ -423,10 +423,9 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 					b.settle(&work[i], shared)
 				}
 				// Nothing else of the Flush reads the object's work: the
-				// observation as queued, the contributions sent and the
-				// entries done go now, not when the last object is done, so
-				// that a Flush of many objects holds them only for those in
-				// flight.
+				// entries done and the contributions they sent go now, not
+				// when the last object is done, so that a Flush of many
+				// objects holds them only for those in flight.
 				work[i].release()
 			}()
 		}
