@@ -1,13 +1,16 @@
 package batcher
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 
+	"github.com/klauspost/compress/s2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -41,6 +44,13 @@ type Batch struct {
 	// empties holds an empty object of each typed Go type the batch keeps
 	// responses of (see emptyLike), by reflect.Type.
 	empties sync.Map
+	// scratch holds buffers (*[]byte) that Flush goroutines compress
+	// kept responses into (see pack).
+	scratch sync.Pool
+	// dict is the dictionary kept responses are compressed against in a
+	// Flush of packDictObjects objects or more: the first response such a
+	// Flush keeps. Set once, under mu.
+	dict *s2.Dict
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and index
@@ -104,10 +114,13 @@ type object struct {
 // decoded only when something needs the object (a later entry is built on
 // it, a result hook reads it). Most responses are never read: decoding them
 // would cost more client time than the rest of a Flush, and holding them
-// decoded more memory.
+// decoded more memory. Once a Flush of many objects is done with an object,
+// its response is kept compressed (see pack).
 type observation struct {
 	obj      client.Object // the object; with response set, an empty object of its type
 	response []byte
+	packed   bool     // response is compressed
+	dict     *s2.Dict // what a packed response was compressed against; nil for none
 }
 
 // get returns the object, decoding a response once.
@@ -115,7 +128,19 @@ func (o *observation) get() (client.Object, error) {
 	if o.response == nil {
 		return o.obj, nil
 	}
-	obj, err := ssa.DecodeResponse(o.response, o.obj)
+	raw := o.response
+	if o.packed {
+		var err error
+		if o.dict != nil {
+			raw, err = o.dict.Decode(nil, raw)
+		} else {
+			raw, err = s2.Decode(nil, raw)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decompressing the API server's response: %w", err)
+		}
+	}
+	obj, err := ssa.DecodeResponse(raw, o.obj)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +162,32 @@ func (o *observation) answered(res ssa.Result, empty func(client.Object) client.
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
+}
+
+// pack returns the observation with its response compressed, for keeping
+// it until the next Flush: a response is mostly managedFields entries that
+// repeat one another, and compresses to about a third on its own, or to a
+// tenth or less against dict, another response of the same Flush (nil for
+// none). scratch is a buffer to compress into, returned for reuse. An
+// observation that holds no response, or holds it compressed already, is
+// returned as it is.
+func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
+	if o.response == nil || o.packed {
+		return o, scratch
+	}
+	if n := s2.MaxEncodedLen(len(o.response)); n > cap(scratch) {
+		if n < 0 {
+			return o, scratch // too large to compress
+		}
+		scratch = make([]byte, n)
+	}
+	var enc []byte
+	if dict != nil {
+		enc = dict.Encode(scratch[:cap(scratch)], o.response)
+	} else {
+		enc = s2.Encode(scratch[:cap(scratch)], o.response)
+	}
+	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
 }
 
 // emptyLike returns an empty object of obj's type, one for every typed Go
@@ -376,98 +427,159 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	defer b.flushMu.Unlock()
 
 	b.mu.Lock()
-	var work []flushWork
+	work := make([]flushWork, 0, len(b.objects))
 	for _, o := range b.objects {
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, observed: o.observed, entries: make([]entryWork, 0, len(o.entries))}
+		w := flushWork{object: o, entries: make([]entryWork, 0, len(o.entries))}
 		for _, e := range sendOrder(o.entries) {
-			// Contributions are only ever appended, never changed in
-			// place: the Flush's share is a capped view, not a copy.
-			n := len(e.contribs)
-			w.entries = append(w.entries, entryWork{entry: e, contribs: e.contribs[:n:n]})
+			w.entries = append(w.entries, entryWork{entry: e, n: len(e.contribs)})
 		}
 		work = append(work, w)
 	}
 	b.mu.Unlock()
 
-	var err error
+	errs := make([]error, len(work))
+	var rec pendingRecord // not shared with goroutines: a Flush of one object allocates none
 	if len(work) == 1 {
 		// One object: its entries go in order anyway.
-		err = b.flushObject(ctx, work[0], dryRun)
+		errs[0] = b.flushObject(ctx, work[0], dryRun)
+		if dryRun == nil {
+			b.settle(&work[0], &rec)
+		}
 	} else {
-		err = b.flushObjects(ctx, work, dryRun)
+		shared := &pendingRecord{}
+		sem := make(chan struct{}, b.concurrency)
+		var wg sync.WaitGroup
+		for i := range work {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = b.flushObject(ctx, work[i], dryRun)
+				if dryRun == nil {
+					b.pack(work[i].object, len(work) >= packDictObjects)
+					b.settle(&work[i], shared)
+				}
+				// Nothing else of the Flush reads the object's work: the
+				// entries done and the contributions they sent go now, not
+				// when the last object is done, so that a Flush of many
+				// objects holds them only for those in flight.
+				work[i].release()
+			}()
+		}
+		wg.Wait()
+		rec = *shared
 	}
 	if dryRun == nil {
 		b.compact()
 		if b.shadow == nil {
-			b.recordPending(work)
+			b.applier.RecordPending(rec.flushed, rec.pending)
 		}
 	}
-	return err
-}
-
-// flushObjects flushes several objects, b.concurrency at a time.
-func (b *Batch) flushObjects(ctx context.Context, work []flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
-	errs := make([]error, len(work))
-	sem := make(chan struct{}, b.concurrency)
-	var wg sync.WaitGroup
-	for i := range work {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = b.flushObject(ctx, work[i], dryRun)
-			// The rest of the Flush only reads the entries' targets: the
-			// object's observation as queued and the contributions sent go
-			// now, not when the last object is done, so that a Flush of many
-			// objects holds them only for those in flight.
-			work[i].release()
-		}()
-	}
-	wg.Wait()
 	return errors.Join(errs...)
 }
 
-// recordPending reports, per field manager and kind of the entries this
-// Flush tried, how many stay queued.
-func (b *Batch) recordPending(work []flushWork) {
-	// Room for the usual few entries without allocating: RecordPending
-	// keeps neither list.
-	var flushedRoom, pendingRoom [4]ssa.Target
-	flushed, pending := flushedRoom[:0], pendingRoom[:0]
-	b.mu.Lock()
-	for _, w := range work {
-		for _, ew := range w.entries {
-			flushed = append(flushed, ew.entry.target)
-			if len(ew.entry.contribs) > 0 {
-				pending = append(pending, ew.entry.target)
-			}
-		}
-	}
-	b.mu.Unlock()
-	b.applier.RecordPending(flushed, pending)
+// pendingRecord is what a Flush reports of the entries it tried (see
+// Applier.RecordPending), gathered as each object is done: one target per
+// field manager and kind tried, and every entry left queued. RecordPending
+// reads only the managers and kinds of the targets tried, so a Flush of
+// thousands of objects keeps one of each rather than every target.
+type pendingRecord struct {
+	flushed, pending []ssa.Target
 }
 
+// settle records what the Flush did with w's entries and drops those with
+// nothing left queued from its object, as compact does when the Flush
+// ends: a Flush of many objects then lets each object's entries go as soon
+// as it is done with them.
+func (b *Batch) settle(w *flushWork, rec *pendingRecord) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, ew := range w.entries {
+		t := ew.entry.target
+		if !slices.ContainsFunc(rec.flushed, func(f ssa.Target) bool {
+			return f.Manager == t.Manager && f.GVK.Group == t.GVK.Group && f.GVK.Kind == t.GVK.Kind
+		}) {
+			rec.flushed = append(rec.flushed, t)
+		}
+		if len(ew.entry.contribs) > 0 {
+			rec.pending = append(rec.pending, t)
+		}
+	}
+	b.dropSent(w.object)
+}
+
+// packDictObjects is how many objects a Flush writes at least for the
+// responses it keeps to be compressed against a dictionary (see pack). The
+// dictionary's table costs about as much as the plain compression of some
+// sixty responses loses to it.
+const packDictObjects = 64
+
+// pack compresses the response o was last seen in, which a Flush of many
+// objects otherwise keeps whole for every object until the batch goes. It
+// is called once the Flush is done with o: nothing else changes o's
+// observation until the next Flush. With withDict the response is
+// compressed against the batch's dictionary, which the first response
+// packed so becomes.
+func (b *Batch) pack(o *object, withDict bool) {
+	b.mu.Lock()
+	obs := o.observed
+	if withDict && b.dict == nil && obs.response != nil && !obs.packed {
+		b.dict = s2.MakeDict(obs.response, nil) // nil when too short to serve
+	}
+	var dict *s2.Dict
+	if withDict {
+		dict = b.dict
+	}
+	b.mu.Unlock()
+	scratch, _ := b.scratch.Get().(*[]byte)
+	if scratch == nil {
+		scratch = new([]byte)
+	}
+	obs, *scratch = obs.pack(*scratch, dict)
+	b.scratch.Put(scratch)
+	b.mu.Lock()
+	o.observed = obs
+	b.mu.Unlock()
+}
+
+// flushWork is one object's share of a Flush: its entries, in send order,
+// and how many contributions of each the Flush sends (those queued when it
+// started). A Flush of many objects holds one for every object from the
+// start, so it holds no more: the object's observation is read when its
+// turn comes (only a Flush changes it, one at a time), and the
+// contributions when each entry is sent.
 type flushWork struct {
-	object   *object
-	observed observation
-	entries  []entryWork
+	object  *object
+	entries []entryWork
 }
 
 type entryWork struct {
-	entry    *entry
-	contribs []contribution // the contributions this Flush sends
+	entry *entry
+	n     int // how many of the entry's contributions this Flush sends
 }
 
-// release drops what w holds besides its entries: the observation it
-// started from and the contributions it sent.
+// contribs returns the contributions ew sends. Contributions are only ever
+// appended, and only a Flush removes them once sent: the Flush's share is a
+// capped view of those queued when it started, not a copy.
+func (b *Batch) contribs(ew entryWork) []contribution {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return ew.entry.contribs[:ew.n:ew.n]
+}
+
+// observed returns o's observation as it is now.
+func (b *Batch) observed(o *object) observation {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return o.observed
+}
+
+// release drops what w holds besides its object: its entries.
 func (w *flushWork) release() {
-	w.observed = observation{}
-	for i := range w.entries {
-		w.entries[i].contribs = nil
-	}
+	w.entries = nil
 }
 
 // flushObject sends one object's entries in order and records each result.
@@ -476,7 +588,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		return b.shadowObject(ctx, w)
 	}
 	var errs []error
-	observed := w.observed
+	observed := b.observed(w.object)
 	first, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
@@ -494,7 +606,8 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: t, Err: err})
 			continue
 		}
-		opts := applyOptions(ew.contribs)
+		contribs := b.contribs(ew)
+		opts := applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status
@@ -508,7 +621,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
@@ -524,7 +637,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		b.mu.Lock()
 		w.object.observed = observed
 		if err == nil {
-			ew.entry.sent(len(ew.contribs))
+			ew.entry.sent(ew.n)
 		}
 		b.mu.Unlock()
 		if err != nil {
@@ -549,22 +662,24 @@ func (b *Batch) undecodable(w flushWork, err error) error {
 // WithShadow): each a dry run built on the batch's observation, none
 // affecting another.
 func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
-	obs, err := w.observed.get()
+	observed := b.observed(w.object)
+	obs, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
 	}
 	var errs []error
 	for _, ew := range w.entries {
 		t := ew.entry.target
-		opts := applyOptions(ew.contribs)
+		contribs := b.contribs(ew)
+		opts := applyOptions(contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		b.mu.Lock()
-		ew.entry.sent(len(ew.contribs))
+		ew.entry.sent(ew.n)
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
@@ -577,16 +692,25 @@ func (b *Batch) compact() {
 	defer b.mu.Unlock()
 	b.last.entry = nil
 	for _, o := range b.objects {
-		entries := o.entries[:0]
-		for _, e := range o.entries {
-			if len(e.contribs) > 0 {
-				entries = append(entries, e)
-			}
-		}
-		// The dropped entries must not stay reachable past the end.
-		clear(o.entries[len(entries):])
-		o.entries = entries
+		b.dropSent(o)
 	}
+}
+
+// dropSent drops o's entries with nothing queued. A dropped entry is no
+// longer where the next contribution goes (see addToLast): one queued for
+// the same target gets a new entry. b.mu is held.
+func (b *Batch) dropSent(o *object) {
+	entries := o.entries[:0]
+	for _, e := range o.entries {
+		if len(e.contribs) > 0 {
+			entries = append(entries, e)
+		} else if b.last.entry == e {
+			b.last.entry = nil
+		}
+	}
+	// The dropped entries must not stay reachable past the end.
+	clear(o.entries[len(entries):])
+	o.entries = entries
 }
 
 // sendOrder returns an object's entries main resource first, each group in

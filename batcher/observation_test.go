@@ -2,16 +2,23 @@ package batcher
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -134,5 +141,93 @@ func TestLaterEntriesObserveTheResponseUnstructured(t *testing.T) {
 	}
 	if len(rvs) != 2 || rvs[0] != w.ResourceVersion || rvs[1] == w.ResourceVersion || observedKinds[1] != "Widget" {
 		t.Fatalf("observed kinds %v at %v, want Widget at %s and then at the first response's", observedKinds, rvs, w.ResourceVersion)
+	}
+}
+
+// TestKeptResponsesArePacked: a Flush of many objects keeps each object's
+// last response compressed (against a dictionary from packDictObjects
+// objects on), and the next Flush builds on it as on the response itself
+// (test/integration holds the same on the API server, whose responses carry
+// managedFields, with an Applier that remembers nothing). The control is the
+// response as the client got it: unpacking gives it back byte for byte, and
+// it is larger than its packing.
+func TestKeptResponsesArePacked(t *testing.T) {
+	for _, n := range []int{2, packDictObjects} {
+		t.Run(fmt.Sprintf("%d objects", n), func(t *testing.T) {
+			testKeptResponsesArePacked(t, n)
+		})
+	}
+}
+
+func testKeptResponsesArePacked(t *testing.T, n int) {
+	ctx := context.Background()
+	var objs []client.Object
+	for i := range n {
+		objs = append(objs, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i), Namespace: "ns", UID: types.UID(fmt.Sprintf("u%d", i))}})
+	}
+	c, tc := fakeWidgetClient(t, objs...)
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{b: New(a), c: c}
+	queued := make([]*v1alpha1.Widget, n)
+	for i := range n {
+		queued[i] = f.widget(t, fmt.Sprintf("w%d", i))
+		for _, m := range []string{"a", "b"} {
+			if err := Status(f.b, queued[i], m, recordingMutator(strings.ToUpper(m), &seen{})); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if (f.b.dict != nil) != (n >= packDictObjects) {
+		t.Fatalf("%d objects: dictionary %v", n, f.b.dict)
+	}
+	sent := make([][]byte, n) // the last response of each object, as the client got it
+	for i := range n {
+		o := f.b.objectOf(ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: queued[i].Name})
+		if o == nil || !o.observed.packed || o.observed.dict != f.b.dict {
+			t.Fatalf("%s: the batch keeps %+v, want its last response packed", queued[i].Name, o)
+		}
+		raw, err := s2.Decode(nil, o.observed.response)
+		if o.observed.dict != nil {
+			raw, err = o.observed.dict.Decode(nil, o.observed.response)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent[i] = raw
+		got, err := ssa.DecodeResponse(raw, &v1alpha1.Widget{})
+		if err != nil || got.GetResourceVersion() != f.widget(t, queued[i].Name).ResourceVersion || len(o.observed.response) >= len(raw) {
+			t.Fatalf("%s: unpacked to %d bytes (packed %d) at %v, %v; want the last response, larger than its packing",
+				queued[i].Name, len(raw), len(o.observed.response), got, err)
+		}
+		if again, _ := o.observed.pack(nil, nil); !again.packed || &again.response[0] != &o.observed.response[0] {
+			t.Fatalf("%s: packing a packed observation packed it again", queued[i].Name)
+		}
+	}
+
+	next := make([]*seen, n)
+	for i := range n {
+		next[i] = &seen{}
+		// The stale object queued first: the batch builds on its observation.
+		if err := Status(f.b, queued[i], "c", recordingMutator("C", next[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		last, err := ssa.DecodeResponse(sent[i], &v1alpha1.Widget{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next[i].rv != last.GetResourceVersion() || !slices.Equal(next[i].conditions, []string{"A", "B"}) {
+			t.Fatalf("%s: the next Flush observed %+v, want the kept response (rv %s, conditions A, B)", queued[i].Name, next[i], last.GetResourceVersion())
+		}
 	}
 }

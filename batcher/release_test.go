@@ -1,19 +1,24 @@
 package batcher
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
 // What a Flush sent is not kept reachable by what the batch keeps: an entry
 // with nothing left lets go of its contributions' array, a finished
-// object's work lets go of the observation it started from, and compacting
-// leaves no dropped entry in the array the object keeps. The control is the
+// object's work lets go of its entries, and compacting leaves no dropped entry in the array the object
+// keeps. The control is the
 // plain reslice, which keeps every dropped entry in the array past the end.
 func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	e := &entry{contribs: make([]contribution, 2, 8)}
@@ -24,10 +29,11 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 		t.Fatalf("all sent: the entry keeps an array of capacity %d", cap(e.contribs))
 	}
 
-	w := flushWork{observed: observation{obj: &v1alpha1.Widget{}}, entries: []entryWork{{entry: e, contribs: make([]contribution, 1)}}}
+	queued := &object{}
+	w := flushWork{object: queued, entries: []entryWork{{entry: e, n: 1}}}
 	w.release()
-	if w.observed.obj != nil || w.entries[0].contribs != nil || w.entries[0].entry != e {
-		t.Fatalf("released work keeps %+v; want only its entries", w)
+	if w.entries != nil || w.object != queued {
+		t.Fatalf("released work keeps %+v; want only its object", w)
 	}
 
 	done, pending := &entry{}, &entry{contribs: make([]contribution, 1)}
@@ -76,5 +82,70 @@ func TestObservationsShareTheirEmptyObject(t *testing.T) {
 	}
 	if like := b.emptyLike(queued[0]); like.GetName() != "" {
 		t.Fatalf("decoding modified the shared empty object: %v", like)
+	}
+}
+
+// TestFlushDropsEntriesAsObjectsAreDone: a Flush of many objects lets an
+// object's sent entries go as soon as it is done with the object, not when
+// the last object is done, and a contribution queued meanwhile for a dropped
+// entry's target (the object and manager the previous contribution went to,
+// which addToLast would append to) is queued in a new entry, not lost. The
+// control drops the entries the same way but leaves the batch's last entry
+// pointing at one of them: the contribution goes into the dropped entry and
+// nothing is pending.
+func TestFlushDropsEntriesAsObjectsAreDone(t *testing.T) {
+	ctx := context.Background()
+	f := newBatchFixture(t)
+	w0, w1 := f.widget(t, "w0"), f.widget(t, "w1")
+	ref0 := ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w0"}
+	var b *Batch
+	var midFlush []int // w0's entries when w1's entry is done
+	b = New(f.b.applier, WithConcurrency(1), WithResultHook(func(tg ssa.Target, _ ssa.Result, _ error) {
+		if tg.Name != "w1" {
+			return
+		}
+		b.mu.Lock()
+		midFlush = append(midFlush, len(b.objectOf(ref0).entries))
+		b.mu.Unlock()
+		if err := Status(b, w0, "a", recordingMutator("X", &seen{})); err != nil {
+			t.Error(err)
+		}
+	}))
+	// w0 first in the Flush, and the last contribution queued, so that
+	// the batch's last entry is w0's.
+	for _, w := range []*v1alpha1.Widget{w0, w1, w0} {
+		if err := Status(b, w, "a", recordingMutator("A", &seen{})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(midFlush, []int{0}) {
+		t.Fatalf("w0 had %v entries while w1 was written, want its sent entry dropped (0)", midFlush)
+	}
+	if got := b.Pending(); len(got) != 1 || got[0].Name != "w0" || got[0].Manager != "a" {
+		t.Fatalf("pending %v, want the contribution queued for w0 during the Flush", got)
+	}
+	if err := b.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if meta.FindStatusCondition(f.widget(t, "w0").Status.Conditions, "X") == nil {
+		t.Fatal("the contribution queued during the Flush was not applied")
+	}
+
+	// The control: the last entry left pointing at a dropped one.
+	naive := New(f.b.applier)
+	if err := Status(naive, w0, "a", recordingMutator("Y", &seen{})); err != nil {
+		t.Fatal(err)
+	}
+	o := naive.objectOf(ref0)
+	o.entries[0].sent(len(o.entries[0].contribs))
+	o.entries = o.entries[:0] // dropped, naive.last.entry untouched
+	if err := Status(naive, w0, "a", recordingMutator("Y", &seen{})); err != nil {
+		t.Fatal(err)
+	}
+	if len(naive.Pending()) != 0 {
+		t.Fatal("the control expects the contribution to go into the dropped entry")
 	}
 }

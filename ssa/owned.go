@@ -2,9 +2,9 @@ package ssa
 
 import (
 	"bytes"
-	"container/list"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"reflect"
 	"sync"
 	"sync/atomic"
@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
@@ -61,8 +62,10 @@ type ownedKey struct {
 // ownedState is what a manager owned at one resourceVersion. rv, entry and
 // the content (once set) never change; the form is added lazily. An Applier
 // keeps thousands of these (see DefaultOwnedCacheSize), so a state holds one
-// form, not a set of them: a manager's entries are built in one apply
-// configuration type.
+// form, not a set of them (a manager's entries are built in one apply
+// configuration type), and no encoding of it: a state made by an apply holds
+// only the apply configuration that was sent, and its content and JSON are
+// derived from it when something needs them.
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
@@ -71,18 +74,29 @@ type ownedState struct {
 	complete bool
 
 	mu      sync.Mutex
-	content map[string]any // owned values without identity; nil until needed
-	body    []byte         // what was applied, when content is derived from it
-	last    *acForm        // the form last asked for; nil until then
+	content map[string]any // owned values without identity; nil until needed when last is set
+	last    *acForm        // the form last asked for, or applied; nil until then
+
+	// The state's place in the Applier's ownedCache, guarded by the
+	// cache's lock: its key (whose uid is its object's, shared), and its
+	// neighbours in recency order. A state is its own list element.
+	key          ownedKey
+	newer, older *ownedState
+	cached       bool
 }
 
 // acForm is the owned content as one apply configuration type, with the
-// object's identity and uid, and its JSON: what a typed entry starts from and
-// compares with. ac is never modified: builds edit copies of it.
+// object's identity and uid: what a typed entry starts from and compares
+// with. ac is never modified: builds edit copies of it. Its JSON is not
+// kept: only a build that changed something compares encodings (see
+// encodesAs), and a state holding both would keep the owned content twice.
 type acForm struct {
-	typ  reflect.Type
-	ac   any
-	body []byte
+	typ reflect.Type
+	ac  any
+	// sum is the length and checksum of ac's JSON (see jsonSum); 0 until
+	// known. It tells most intents that encode differently without
+	// encoding ac again.
+	sum atomic.Uint64
 	// spare is a copy of ac that a build left equal to ac: the next build
 	// may edit it instead of copying ac again. Most reconciles change
 	// nothing, and copying what the manager owns was most of what they
@@ -110,6 +124,30 @@ func (f *acForm) giveBack(s *spareAC) {
 	f.spare.CompareAndSwap(nil, s)
 }
 
+// encodesAs reports whether f.ac encodes to body: an intent that differs
+// from the owned form only where the encoding does not show it (an empty
+// list where the form has none) changes nothing. Only builds that changed
+// something ask. Once f's sum is known, a body of another length or
+// checksum is told apart without encoding f.ac; a body that matches both is
+// compared byte for byte.
+func (f *acForm) encodesAs(body []byte) bool {
+	if sum := f.sum.Load(); sum != 0 && sum != jsonSum(body) {
+		return false
+	}
+	owned, err := json.Marshal(f.ac)
+	if err != nil {
+		return false
+	}
+	f.sum.Store(jsonSum(owned))
+	return bytes.Equal(body, owned)
+}
+
+// jsonSum is the length and CRC-32 of an encoding, never 0: a summary of
+// the owned form's JSON that costs a word instead of the JSON itself.
+func jsonSum(b []byte) uint64 {
+	return 1<<63 | uint64(len(b))<<32 | uint64(crc32.ChecksumIEEE(b))
+}
+
 // ownedContent returns the owned values as unstructured content; callers must
 // not modify it.
 func (s *ownedState) ownedContent() (map[string]any, error) {
@@ -117,8 +155,14 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	defer s.mu.Unlock()
 	if s.content == nil {
 		content := map[string]any{}
-		if len(s.body) > 0 {
-			if err := utiljson.Unmarshal(s.body, &content); err != nil {
+		if s.last != nil {
+			// The form's content as the API server got it: its JSON, read
+			// back the way the general path reads content.
+			body, err := json.Marshal(s.last.ac)
+			if err != nil {
+				return nil, fmt.Errorf("encoding the applied configuration: %w", err)
+			}
+			if err := utiljson.Unmarshal(body, &content); err != nil {
 				return nil, fmt.Errorf("decoding the applied configuration: %w", err)
 			}
 		}
@@ -145,11 +189,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 		return nil, err
 	}
 	lay.setUID(ac, uid)
-	body, err := json.Marshal(ac)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the owned fields: %w", err)
-	}
-	f = &acForm{typ: typ, ac: ac, body: body}
+	f = &acForm{typ: typ, ac: ac}
 	s.mu.Lock()
 	s.last = f
 	s.mu.Unlock()
@@ -160,24 +200,42 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, body: s.body, last: s.last}
+	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
 }
 
-// ownedCache remembers ownedStates, least recently used first out.
+// ownedCache remembers ownedStates, least recently used first out. The
+// states themselves are the links of its recency list; they are found by
+// object, since an object has the states of a few managers: one map entry
+// and one copy of the uid serve them all, and the forms they remember share
+// the object's identity (see shareMeta).
 type ownedCache struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *cacheItem, most recent at the front
-	items map[ownedKey]*list.Element
+	mu      sync.Mutex
+	max     int
+	n       int // states cached
+	objects map[types.UID]*ownedObject
+	newest  *ownedState
+	oldest  *ownedState
 }
 
-type cacheItem struct {
-	key   ownedKey
-	state *ownedState
+// ownedObject is what the cache holds of one object: its states, one per
+// (manager, subresource), and the object metadata their forms share.
+type ownedObject struct {
+	states []*ownedState
+	meta   *metav1ac.ObjectMetaApplyConfiguration
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{max: size, order: list.New(), items: map[ownedKey]*list.Element{}}
+	return &ownedCache{max: size, objects: map[types.UID]*ownedObject{}}
+}
+
+// find returns the index of k's state in o.states, or -1.
+func (o *ownedObject) find(k ownedKey) int {
+	for i, s := range o.states {
+		if s.key.manager == k.manager && s.key.sub == k.sub {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *ownedCache) get(k ownedKey) *ownedState {
@@ -186,48 +244,139 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.items[k]
-	if !ok {
+	o := c.objects[k.uid]
+	if o == nil {
 		return nil
 	}
-	c.order.MoveToFront(el)
-	item, _ := el.Value.(*cacheItem)
-	return item.state
+	i := o.find(k)
+	if i < 0 {
+		return nil
+	}
+	s := o.states[i]
+	c.unlink(s)
+	c.pushNewest(s)
+	return s
 }
 
+// put remembers s as what k's manager owns. s may be in the cache already
+// under k (it moves to the front); a state cached under another key is
+// remembered as a copy, since a state has one place in the list.
 func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	if c.max <= 0 || k.uid == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok {
-		el.Value = &cacheItem{key: k, state: s}
-		c.order.MoveToFront(el)
-		return
+	if s.cached && s.key != k {
+		s = s.at(s.rv)
 	}
-	c.items[k] = c.order.PushFront(&cacheItem{key: k, state: s})
-	for c.order.Len() > c.max {
-		last := c.order.Back()
-		item, _ := last.Value.(*cacheItem)
-		delete(c.items, item.key)
-		c.order.Remove(last)
+	o, uid := c.object(k.uid)
+	k.uid = uid
+	if i := o.find(k); i >= 0 {
+		c.unlink(o.states[i])
+		o.states[i] = s
+	} else {
+		o.states = append(o.states, s)
+		c.n++
 	}
+	s.key = k
+	c.pushNewest(s)
+	for c.n > c.max {
+		c.remove(c.oldest)
+	}
+}
+
+// object returns the entry of the object of uid, adding it if there is
+// none, and the uid as the cache keeps it. c.mu is held.
+func (c *ownedCache) object(uid types.UID) (*ownedObject, types.UID) {
+	if o := c.objects[uid]; o != nil {
+		if len(o.states) > 0 {
+			return o, o.states[0].key.uid
+		}
+		return o, uid
+	}
+	o := &ownedObject{}
+	c.objects[uid] = o
+	return o, uid
+}
+
+// shareMeta returns the object metadata the cached forms of uid's object
+// share when it equals meta, else meta, which is then shared from now on.
+// A form remembered after an apply puts the shared metadata in place of its
+// own: forms are never modified (builds edit copies), so one copy serves
+// every manager of the object.
+func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
+	if c.max <= 0 || uid == "" || meta == nil {
+		return meta
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// The caller puts a state next: the object's entry is not left empty.
+	o, _ := c.object(uid)
+	if o.meta != nil && equalAC(o.meta, meta) {
+		return o.meta
+	}
+	o.meta = meta
+	return meta
 }
 
 func (c *ownedCache) drop(k ownedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if el, ok := c.items[k]; ok {
-		delete(c.items, k)
-		c.order.Remove(el)
+	if o := c.objects[k.uid]; o != nil {
+		if i := o.find(k); i >= 0 {
+			c.remove(o.states[i])
+		}
 	}
+}
+
+// remove forgets s, which is cached. c.mu is held.
+func (c *ownedCache) remove(s *ownedState) {
+	o := c.objects[s.key.uid]
+	i := o.find(s.key)
+	o.states = append(o.states[:i], o.states[i+1:]...)
+	o.states[len(o.states):cap(o.states)][0] = nil
+	if len(o.states) == 0 {
+		delete(c.objects, s.key.uid)
+	}
+	c.n--
+	c.unlink(s)
 }
 
 func (c *ownedCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.order.Len()
+	return c.n
+}
+
+// pushNewest puts s, not in the list, at its front. c.mu is held.
+func (c *ownedCache) pushNewest(s *ownedState) {
+	s.cached = true
+	s.older = c.newest
+	if c.newest != nil {
+		c.newest.newer = s
+	} else {
+		c.oldest = s
+	}
+	c.newest = s
+}
+
+// unlink takes s out of the list. c.mu is held.
+func (c *ownedCache) unlink(s *ownedState) {
+	if !s.cached {
+		return
+	}
+	if s.newer != nil {
+		s.newer.older = s.older
+	} else {
+		c.newest = s.older
+	}
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else {
+		c.oldest = s.newer
+	}
+	s.newer, s.older, s.cached = nil, nil, false
 }
 
 // appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub on

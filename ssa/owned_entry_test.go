@@ -1,6 +1,7 @@
 package ssa
 
 import (
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -86,26 +87,40 @@ func TestDecodeFieldSet(t *testing.T) {
 func TestOwnedStateForms(t *testing.T) {
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	target := Target{GVK: gvk, Namespace: "ns", Name: "w1", Subresource: StatusSubresource, Manager: "m"}
-	st := &ownedState{rv: "5", body: []byte(`{"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w1","namespace":"ns","uid":"u0"},"status":{"phase":"On"}}`)}
-	content, err := st.ownedContent()
-	if err != nil || !reflect.DeepEqual(content, map[string]any{"metadata": map[string]any{}, "status": map[string]any{"phase": "On"}}) {
-		t.Fatalf("ownedContent = %v, %v", content, err)
-	}
+	want := map[string]any{"metadata": map[string]any{}, "status": map[string]any{"phase": "On"}}
+
+	// A state made by an apply holds the form that was sent, and nothing
+	// else: its content is read from the form's encoding.
 	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	sent := acv1alpha1.Widget("w1", "ns").WithUID("u0").WithStatus(acv1alpha1.WidgetStatus().WithPhase("On"))
+	applied := &ownedState{rv: "5", last: &acForm{typ: typ, ac: sent}}
+	content, err := applied.ownedContent()
+	if err != nil || !reflect.DeepEqual(content, want) {
+		t.Fatalf("ownedContent of an applied form = %v, %v", content, err)
+	}
 	var l layouts
 	lay, _ := l.of(typ)
+	if f, err := applied.form(target, typ, lay, "u0"); err != nil || f != applied.last {
+		t.Fatalf("the applied form was not served as it is: %v", err)
+	}
+
+	// A state read from managedFields builds its form from the content.
+	st := &ownedState{rv: "5", content: want}
 	f, err := st.form(target, typ, lay, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := `{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","uid":"u1"},"status":{"phase":"On"}}`; string(f.body) != want {
-		t.Fatalf("form body %s, want %s", f.body, want)
+	if body := `{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","uid":"u1"},"status":{"phase":"On"}}`; !f.encodesAs([]byte(body)) {
+		t.Fatalf("the form does not encode as %s", body)
+	}
+	if f.encodesAs([]byte(`{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","uid":"u1"},"status":{"phase":"Off"}}`)) {
+		t.Fatal("the form encodes as another phase")
 	}
 	if again, _ := st.form(target, typ, lay, "u1"); again != f {
 		t.Fatal("the form was built again")
 	}
 	moved := st.at("6")
-	if moved.rv != "6" || moved.last != f || string(moved.body) != string(st.body) {
+	if moved.rv != "6" || moved.last != f || !reflect.DeepEqual(moved.content, st.content) {
 		t.Fatalf("at: %+v", moved)
 	}
 	moved.last = nil
@@ -113,12 +128,12 @@ func TestOwnedStateForms(t *testing.T) {
 		t.Fatal("the moved state shares its form slot with the original")
 	}
 
-	broken := &ownedState{body: []byte(`{"status":`)}
-	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "decoding the applied configuration") {
-		t.Fatalf("a broken body: %v", err)
+	broken := &ownedState{last: &acForm{typ: typ, ac: make(chan int)}}
+	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "encoding the applied configuration") {
+		t.Fatalf("a form that does not encode: %v", err)
 	}
-	if _, err := broken.form(target, typ, lay, ""); err == nil {
-		t.Fatal("a form was built from a broken body")
+	if _, err := broken.form(target, reflect.TypeFor[*acv1alpha1.WidgetStatusApplyConfiguration](), lay, ""); err == nil {
+		t.Fatal("a form was built from a form that does not encode")
 	}
 	wrongShape := &ownedState{content: map[string]any{"status": "not an object"}}
 	if _, err := wrongShape.form(target, typ, lay, ""); err == nil || !strings.Contains(err.Error(), "converting to") {
@@ -202,5 +217,39 @@ func TestValuesMatchByShape(t *testing.T) {
 	}
 	if got := findByKeys([]any{"x", item("x", int64(1))}, item("x", int64(5)), []string{"name"}); !reflect.DeepEqual(got, item("x", int64(1))) {
 		t.Fatalf("findByKeys = %v", got)
+	}
+}
+
+// TestEncodesAsSum: a form tells an intent's encoding apart by its length
+// and checksum once it knows its own, and otherwise encodes itself. A body
+// with the form's sum is still compared byte for byte; the control is a
+// check that trusts the sum alone, which takes a colliding body for the
+// form's own encoding.
+func TestEncodesAsSum(t *testing.T) {
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	ac := acv1alpha1.Widget("w1", "ns").WithStatus(acv1alpha1.WidgetStatus().WithPhase("On"))
+	own, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := []byte(strings.Replace(string(own), `"On"`, `"No"`, 1)) // same length
+	longer := []byte(strings.Replace(string(own), `"On"`, `"Off"`, 1))
+
+	f := &acForm{typ: typ, ac: ac}
+	if !f.encodesAs(own) || f.sum.Load() != jsonSum(own) {
+		t.Fatal("the form does not encode as itself, or did not keep its sum")
+	}
+	if f.encodesAs(other) || f.encodesAs(longer) {
+		t.Fatal("the form encodes as another phase")
+	}
+
+	// A body whose sum collides with the form's.
+	colliding := &acForm{typ: typ, ac: ac}
+	colliding.sum.Store(jsonSum(other))
+	if trustSum := colliding.sum.Load() == jsonSum(other); !trustSum {
+		t.Fatal("the control expects the sum alone to match the colliding body")
+	}
+	if colliding.encodesAs(other) {
+		t.Fatal("a body with the form's sum but other bytes was taken for the form's encoding")
 	}
 }

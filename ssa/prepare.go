@@ -1,7 +1,6 @@
 package ssa
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,7 +100,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if err != nil {
 		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
 	}
-	if bytes.Equal(body, owned.body) {
+	if owned.encodesAs(body) {
 		return a.unchanged, nil
 	}
 	return &prepared{body: body, ac: ac, acType: tb.Type}, nil

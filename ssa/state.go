@@ -120,8 +120,17 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
-		st.body = in.body
-		st.last = &acForm{typ: in.acType, ac: in.ac, body: in.body}
+		if lay, ok := a.layouts.of(in.acType); ok {
+			// The applied configuration is no longer edited: it may share
+			// the object's identity with the other managers' forms.
+			if meta := lay.objectMeta(in.ac, false); meta != nil {
+				if shared := a.owned.shareMeta(key.uid, meta); shared != meta {
+					lay.setObjectMeta(in.ac, shared)
+				}
+			}
+		}
+		st.last = &acForm{typ: in.acType, ac: in.ac}
+		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
 		st.content = withoutIdentity(in.content)
 	}

@@ -472,6 +472,37 @@ var _ = Describe("Batch", func() {
 		Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(HaveLen(2))
 	})
 
+	It("builds a second Flush of many objects on the responses it keeps packed, managers keeping what they own, without a GET", func(ctx context.Context) {
+		// An Applier that remembers nothing: what each manager owns is read
+		// from the kept responses' managedFields.
+		forgetful, forgetfulRequests := newApplierCounted(ssa.WithOwnedCacheSize(0))
+		b := batcher.New(forgetful)
+		var queued []*v1alpha1.Widget
+		for i := range 3 {
+			w := createWidget(ctx, ns, fmt.Sprintf("w%d", i))
+			queued = append(queued, w)
+			Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("A", metav1.ConditionTrue, "Set"))).To(Succeed())
+			Expect(batcher.Status(b, w, "networking", widgets.SetCondition("N", metav1.ConditionTrue, "Set"))).To(Succeed())
+		}
+		Expect(b.Flush(ctx)).To(Succeed())
+
+		By("the next Flush names the stale objects queued first; readiness adds B incrementally")
+		for _, w := range queued {
+			Expect(batcher.Status(b, w, "readiness", widgets.SetCondition("B", metav1.ConditionTrue, "Set"))).To(Succeed())
+		}
+		forgetfulRequests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		counts := forgetfulRequests.Snapshot()
+		delete(counts, "discovery")
+		Expect(counts).To(Equal(map[string]int{"apply": 3}), "built on the kept responses, nothing read again")
+		for _, w := range queued {
+			got := getWidget(ctx, client.ObjectKeyFromObject(w))
+			Expect(widgets.Conditions(got)).To(Equal(map[string]metav1.ConditionStatus{"A": "True", "B": "True", "N": "True"}))
+			Expect(ownsCondition(got, "readiness", "A")).To(BeTrue(), "readiness kept A: the kept response named it as its owner")
+			Expect(ownsCondition(got, "networking", "N")).To(BeTrue())
+		}
+	})
+
 	It("coalesces distinct pointers to one object and holds several kinds in one batch", func(ctx context.Context) {
 		w := createWidget(ctx, ns, "w1")
 		g := &v1alpha1.Gadget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: ns}}
