@@ -264,8 +264,14 @@ func jsonFieldName(f reflect.StructField) (name string, known bool) {
 	}
 	tag := f.Tag.Get("json")
 	name, opts, _ := strings.Cut(tag, ",")
-	if name == "" || name == "-" || slices.Contains(strings.Split(opts, ","), "inline") {
+	if name == "" || name == "-" {
 		return "", false
+	}
+	for opts != "" { // without splitting: this runs for every field read
+		var opt string
+		if opt, opts, _ = strings.Cut(opts, ","); opt == "inline" {
+			return "", false
+		}
 	}
 	return name, true
 }

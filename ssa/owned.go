@@ -215,6 +215,8 @@ type ownedCache struct {
 	objects map[types.UID]*ownedObject
 	newest  *ownedState
 	oldest  *ownedState
+	// equalMeta compares object metadata (see shareMeta), compiled once.
+	equalMeta equalFunc
 }
 
 // ownedObject is what the cache holds of one object: its states, one per
@@ -225,7 +227,10 @@ type ownedObject struct {
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{max: size, objects: map[types.UID]*ownedObject{}}
+	return &ownedCache{
+		max: size, objects: map[types.UID]*ownedObject{},
+		equalMeta: compileEqual(reflect.TypeFor[metav1ac.ObjectMetaApplyConfiguration]()),
+	}
 }
 
 // find returns the index of k's state in o.states, or -1.
@@ -313,7 +318,7 @@ func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConf
 	defer c.mu.Unlock()
 	// The caller puts a state next: the object's entry is not left empty.
 	o, _ := c.object(uid)
-	if o.meta != nil && equalAC(o.meta, meta) {
+	if o.meta != nil && equalPointees(c.equalMeta, o.meta, meta) {
 		return o.meta
 	}
 	o.meta = meta
