@@ -199,11 +199,14 @@ func (s *jsonScan) peek() byte {
 }
 
 // object walks an object, calling member for each key with the scanner at
-// its value; member must consume the value. A null is an empty object.
+// its value; member must consume the value. A null is an empty object. Only
+// the keys readMeta reads (see key) are passed as they are; any other key is
+// passed as "": a response's metadata has dozens of keys, and decoding each
+// into a string of its own was most of what reading it allocated.
 func (s *jsonScan) object(member func(key string) error) error {
 	return s.collection('{', '}', func() error {
-		var key string
-		if err := s.str(&key); err != nil {
+		key, err := s.key()
+		if err != nil {
 			return err
 		}
 		if s.peek() != ':' {
@@ -252,6 +255,32 @@ func (s *jsonScan) collection(open, closing byte, each func() error) error {
 }
 
 // str decodes a string into *out; a null leaves it empty.
+// key reads an object key: one of the keys readMeta reads, or "" for any
+// other, without allocating unless the key has escapes.
+func (s *jsonScan) key() (string, error) {
+	if s.peek() != '"' {
+		return "", errBadJSON
+	}
+	start := s.i
+	if err := s.skipString(); err != nil {
+		return "", err
+	}
+	body := s.b[start+1 : s.i-1]
+	if bytes.IndexByte(body, '\\') >= 0 || !utf8.Valid(body) {
+		var decoded string
+		if err := json.Unmarshal(s.b[start:s.i], &decoded); err != nil {
+			return "", err
+		}
+		body = []byte(decoded)
+	}
+	for _, k := range [...]string{"metadata", "resourceVersion", "uid", "managedFields", "manager", "operation", "subresource", "fieldsType", "fieldsV1"} {
+		if string(body) == k { // compared, not converted
+			return k, nil
+		}
+	}
+	return "", nil
+}
+
 func (s *jsonScan) str(out *string) error {
 	switch s.peek() {
 	case '"':
