@@ -258,9 +258,9 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	id := t.Object()
 	o := b.objectOf(id)
 	if o == nil {
-		cp, ok := obj.DeepCopyObject().(client.Object)
-		if !ok {
-			return fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
+		cp, err := observe(obj)
+		if err != nil {
+			return err
 		}
 		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
 			u.SetGroupVersionKind(t.GVK)
@@ -272,6 +272,41 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	e.contribs = append(e.contribs, c)
 	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
 	return nil
+}
+
+// observe returns the copy of obj a batch keeps as its observation: a deep
+// copy, except that a typed object's managedFields entries share their
+// fieldsV1 bytes and timestamps with obj's. Those are never modified in
+// place (a change to managedFields replaces them, as decoding and every
+// managedfields helper do), and they are most of what copying an object with
+// several field managers costs: a reconcile copies every object it queues,
+// and a Flush of many objects holds every copy until the object's turn.
+// obj itself is only read: the entries are left out of a shallow copy of it
+// before that copy is deep-copied.
+func observe(obj client.Object) (client.Object, error) {
+	v := reflect.ValueOf(obj)
+	entries := obj.GetManagedFields()
+	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured || len(entries) == 0 ||
+		v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		cp, ok := obj.DeepCopyObject().(client.Object)
+		if !ok {
+			return nil, fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
+		}
+		return cp, nil
+	}
+	shallow := reflect.New(v.Elem().Type())
+	shallow.Elem().Set(v.Elem())
+	without, isObject := shallow.Interface().(client.Object)
+	if !isObject {
+		return nil, fmt.Errorf("%w: %T is not a client.Object", ssa.ErrInvalidInput, obj)
+	}
+	without.SetManagedFields(nil)
+	cp, ok := without.DeepCopyObject().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
+	}
+	cp.SetManagedFields(slices.Clone(entries))
+	return cp, nil
 }
 
 // entryFor returns o's entry for t, adding it if there is none.

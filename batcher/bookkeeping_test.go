@@ -633,3 +633,54 @@ func TestObjectsAreFoundWithAndWithoutTheIndex(t *testing.T) {
 		})
 	}
 }
+
+// The observation a batch keeps is a copy of the object queued: what the
+// caller changes on its object afterwards, in place or by replacing, does not
+// reach it, except the managedFields entries' fieldsV1 bytes and timestamps,
+// which it shares (they are never modified in place); and queueing leaves
+// the caller's object as it was. The control is a shallow copy, which the
+// caller's in-place changes reach.
+func TestObservationIsACopyOfTheObjectQueued(t *testing.T) {
+	f := newBatchFixture(t)
+	now := metav1.Now()
+	w := f.widget(t, "w0")
+	w.Labels = map[string]string{"a": "1"}
+	w.Status.Conditions = []metav1.Condition{{Type: "A", Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: now}}
+	w.ManagedFields = []metav1.ManagedFieldsEntry{
+		{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &now, FieldsType: "FieldsV1",
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)}},
+		{Manager: "n", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}},
+	}
+	fields0 := w.ManagedFields[0].FieldsV1
+	if err := Status(f.b, w, "m", recordingMutator("A", &seen{})); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.ManagedFields) != 2 || w.ManagedFields[0].FieldsV1 != fields0 {
+		t.Fatal("queueing changed the caller's managedFields")
+	}
+	naive := *w // the control: a shallow copy
+	change := func(o *v1alpha1.Widget) {
+		o.Labels["a"] = "2"
+		o.Status.Conditions[0].Status = metav1.ConditionFalse
+		o.ManagedFields[0].Manager = "other"
+		o.ManagedFields[1].FieldsV1 = &metav1.FieldsV1{Raw: []byte(`{}`)}
+	}
+	change(w)
+	got, ok := f.b.objects[0].observed.obj.(*v1alpha1.Widget)
+	if !ok {
+		t.Fatalf("the observation is %T", f.b.objects[0].observed.obj)
+	}
+	kept := func(o *v1alpha1.Widget) bool {
+		return o.Labels["a"] == "1" && o.Status.Conditions[0].Status == metav1.ConditionTrue &&
+			o.ManagedFields[0].Manager == "m" && string(o.ManagedFields[1].FieldsV1.Raw) == `{"f:metadata":{}}`
+	}
+	if !kept(got) {
+		t.Fatalf("the caller's changes reached the observation: %+v", got)
+	}
+	if got.ManagedFields[0].FieldsV1 != fields0 || got.ManagedFields[0].Time != &now {
+		t.Fatal("the observation copied the fieldsV1 bytes and timestamps it is documented to share")
+	}
+	if kept(&naive) {
+		t.Fatal("the control: a shallow copy should see the caller's in-place changes")
+	}
+}

@@ -19,7 +19,9 @@
 //     After each apply the API server's response replaces the observation, so a
 //     second Flush in the same reconcile builds on what the first one wrote,
 //     without a GET. Mutators get the observation as a fresh typed copy and must
-//     not keep it.
+//     not keep it. The copy of a typed object shares its managedFields entries'
+//     fieldsV1 bytes and timestamps with the object queued: replace those,
+//     never modify them in place (nothing in Kubernetes does).
 //   - Mutators run at Flush, not when queued, and again on a guarded retry:
 //     they must be deterministic functions of the observed object and must not
 //     have side effects.
