@@ -648,8 +648,8 @@ func TestObservationIsACopyOfTheObjectQueued(t *testing.T) {
 	w.Status.Conditions = []metav1.Condition{{Type: "A", Status: metav1.ConditionTrue, Reason: "R", LastTransitionTime: now}}
 	w.ManagedFields = []metav1.ManagedFieldsEntry{
 		{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status", Time: &now, FieldsType: "FieldsV1",
-			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:status":{"f:conditions":{}}}`)}},
-		{Manager: "n", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{}}`)}},
+			FieldsV1: metav1.NewFieldsV1(`{"f:status":{"f:conditions":{}}}`)},
+		{Manager: "n", Operation: metav1.ManagedFieldsOperationUpdate, FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:metadata":{}}`)},
 	}
 	fields0 := w.ManagedFields[0].FieldsV1
 	if err := Status(f.b, w, "m", recordingMutator("A", &seen{})); err != nil {
@@ -663,7 +663,7 @@ func TestObservationIsACopyOfTheObjectQueued(t *testing.T) {
 		o.Labels["a"] = "2"
 		o.Status.Conditions[0].Status = metav1.ConditionFalse
 		o.ManagedFields[0].Manager = "other"
-		o.ManagedFields[1].FieldsV1 = &metav1.FieldsV1{Raw: []byte(`{}`)}
+		o.ManagedFields[1].FieldsV1 = metav1.NewFieldsV1(`{}`)
 	}
 	change(w)
 	got, ok := f.b.objects[0].observed.obj.(*v1alpha1.Widget)
@@ -672,7 +672,7 @@ func TestObservationIsACopyOfTheObjectQueued(t *testing.T) {
 	}
 	kept := func(o *v1alpha1.Widget) bool {
 		return o.Labels["a"] == "1" && o.Status.Conditions[0].Status == metav1.ConditionTrue &&
-			o.ManagedFields[0].Manager == "m" && string(o.ManagedFields[1].FieldsV1.Raw) == `{"f:metadata":{}}`
+			o.ManagedFields[0].Manager == "m" && o.ManagedFields[1].FieldsV1.GetRawString() == `{"f:metadata":{}}`
 	}
 	if !kept(got) {
 		t.Fatalf("the caller's changes reached the observation: %+v", got)
