@@ -11,8 +11,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -156,15 +156,14 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	if s.content == nil {
 		content := map[string]any{}
 		if s.last != nil {
-			// The form's content as the API server got it: its JSON, read
-			// back the way the general path reads content.
-			body, err := json.Marshal(s.last.ac)
+			// The form's content as the API server got it: what its JSON
+			// reads back as, converted without encoding it
+			// (FuzzOwnedContent holds the two to the same content).
+			c, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.last.ac)
 			if err != nil {
-				return nil, fmt.Errorf("encoding the applied configuration: %w", err)
+				return nil, fmt.Errorf("converting the applied configuration: %w", err)
 			}
-			if err := utiljson.Unmarshal(body, &content); err != nil {
-				return nil, fmt.Errorf("decoding the applied configuration: %w", err)
-			}
+			content = c
 		}
 		s.content = withoutIdentity(content)
 	}

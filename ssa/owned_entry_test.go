@@ -129,11 +129,11 @@ func TestOwnedStateForms(t *testing.T) {
 	}
 
 	broken := &ownedState{last: &acForm{typ: typ, ac: make(chan int)}}
-	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "encoding the applied configuration") {
-		t.Fatalf("a form that does not encode: %v", err)
+	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "converting the applied configuration") {
+		t.Fatalf("a form that does not convert: %v", err)
 	}
 	if _, err := broken.form(target, reflect.TypeFor[*acv1alpha1.WidgetStatusApplyConfiguration](), lay, ""); err == nil {
-		t.Fatal("a form was built from a form that does not encode")
+		t.Fatal("a form was built from a form that does not convert")
 	}
 	wrongShape := &ownedState{content: map[string]any{"status": "not an object"}}
 	if _, err := wrongShape.form(target, typ, lay, ""); err == nil || !strings.Contains(err.Error(), "converting to") {
