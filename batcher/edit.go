@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -237,7 +238,7 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 // object's status.
 func statusField(st reflect.Type) (int, bool) {
 	for i := range st.NumField() {
-		if name, _, _ := strings.Cut(st.Field(i).Tag.Get("json"), ","); name == "status" {
+		if name, inline, ok := objects.JSONName(st.Field(i)); ok && !inline && name == "status" {
 			return i, true
 		}
 	}

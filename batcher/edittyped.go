@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/statusapply/statusapply/internal/jsonvalue"
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -146,28 +146,14 @@ func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
 	shape.conditions = -1
 	for i := range status.NumField() {
 		f := status.Field(i)
-		switch name := jsonName(f); {
-		case name == "" || f.Anonymous:
+		switch name, inline, _ := objects.JSONName(f); {
+		case inline || f.Anonymous:
 			return shape, false
 		case name == "conditions" && f.Type == conditionsType:
 			shape.conditions = i
 		}
 	}
 	return shape, shape.conditions >= 0
-}
-
-// jsonName is the name a struct field has in JSON: "" for an inlined one,
-// "-" for one left out.
-func jsonName(f reflect.StructField) string {
-	tag, ok := f.Tag.Lookup("json")
-	if !ok {
-		if f.Anonymous {
-			return ""
-		}
-		return f.Name
-	}
-	name, _, _ := strings.Cut(tag, ",")
-	return name
 }
 
 // status returns obj's status struct; ok is false for a nil status pointer.

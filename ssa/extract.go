@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -17,6 +16,7 @@ import (
 	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -256,24 +256,12 @@ func fieldsToUnstructured(st reflect.Value, top []string) (content map[string]an
 	return content, len(content) == len(top)
 }
 
-// jsonFieldName returns the JSON name of an exported struct field that is
-// not inlined; known is false for any other field, which is kept as it is.
+// jsonFieldName returns the JSON name of a struct field that is written
+// under a name of its own; known is false for any other field (inlined, or
+// not written), which is kept as it is.
 func jsonFieldName(f reflect.StructField) (name string, known bool) {
-	if !f.IsExported() {
-		return "", false
-	}
-	tag := f.Tag.Get("json")
-	name, opts, _ := strings.Cut(tag, ",")
-	if name == "" || name == "-" {
-		return "", false
-	}
-	for opts != "" { // without splitting: this runs for every field read
-		var opt string
-		if opt, opts, _ = strings.Cut(opts, ","); opt == "inline" {
-			return "", false
-		}
-	}
-	return name, true
+	name, inline, ok := objects.JSONName(f)
+	return name, ok && !inline
 }
 
 // narrowed returns v, a Go value of schema type tr, without the items of

@@ -4,6 +4,7 @@ package objects
 
 import (
 	"reflect"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -20,4 +21,35 @@ func EmptyLike(obj client.Object) client.Object {
 	}
 	out, _ := reflect.New(reflect.TypeOf(obj).Elem()).Interface().(client.Object)
 	return out
+}
+
+// JSONName returns the name a typed object's struct field f is written under
+// in JSON, by encoding/json's rules, which the unstructured converter and the
+// API server's decoding share: its tag's name, else its Go name. inline is
+// true for a field whose own fields are written in its place (an embedded
+// struct without a tag name, or a tag with Kubernetes' inline option, as on
+// TypeMeta and ObjectMeta); ok is false for a field that is not written at
+// all (unexported and not embedded, or tagged "-").
+func JSONName(f reflect.StructField) (name string, inline, ok bool) {
+	if !f.IsExported() && !f.Anonymous {
+		return "", false, false
+	}
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return "", false, false
+	}
+	name, opts, _ := strings.Cut(tag, ",")
+	for opts != "" { // without splitting: callers read every field of a type
+		var opt string
+		if opt, opts, _ = strings.Cut(opts, ","); opt == "inline" {
+			return "", true, true
+		}
+	}
+	switch {
+	case name != "":
+		return name, false, true
+	case f.Anonymous:
+		return "", true, true
+	}
+	return f.Name, false, true
 }
