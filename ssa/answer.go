@@ -103,12 +103,12 @@ func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
 func readMeta(raw []byte, m *answerMeta) error {
 	s := &jsonScan{b: raw}
 	found := false
-	err := s.object(func(key string) error {
+	err := s.object([]string{"metadata"}, func(key string) error {
 		if key != "metadata" {
 			return s.skip()
 		}
 		found = true
-		err := s.object(func(key string) error {
+		err := s.object([]string{"resourceVersion", "uid", "managedFields"}, func(key string) error {
 			switch key {
 			case "resourceVersion":
 				return s.str(&m.ResourceVersion)
@@ -121,7 +121,7 @@ func readMeta(raw []byte, m *answerMeta) error {
 				return s.array(func() error {
 					var e metav1.ManagedFieldsEntry
 					var operation string
-					err := s.object(func(key string) error {
+					err := s.object([]string{"manager", "operation", "subresource", "fieldsType", "fieldsV1"}, func(key string) error {
 						switch key {
 						case "manager":
 							return s.str(&e.Manager)
@@ -199,13 +199,13 @@ func (s *jsonScan) peek() byte {
 }
 
 // object walks an object, calling member for each key with the scanner at
-// its value; member must consume the value. A null is an empty object. Only
-// the keys readMeta reads (see key) are passed as they are; any other key is
-// passed as "": a response's metadata has dozens of keys, and decoding each
-// into a string of its own was most of what reading it allocated.
-func (s *jsonScan) object(member func(key string) error) error {
+// its value; member must consume the value. A null is an empty object. The
+// keys member reads are passed as they are; any other key is passed as "": a
+// response's metadata has dozens of keys, and decoding each into a string of
+// its own was most of what reading it allocated.
+func (s *jsonScan) object(reads []string, member func(key string) error) error {
 	return s.collection('{', '}', func() error {
-		key, err := s.key()
+		key, err := s.key(reads)
 		if err != nil {
 			return err
 		}
@@ -254,10 +254,9 @@ func (s *jsonScan) collection(open, closing byte, each func() error) error {
 	}
 }
 
-// str decodes a string into *out; a null leaves it empty.
-// key reads an object key: one of the keys readMeta reads, or "" for any
-// other, without allocating unless the key has escapes.
-func (s *jsonScan) key() (string, error) {
+// key reads an object key: the one of reads it is, or "" for any other,
+// without allocating unless the key has escapes.
+func (s *jsonScan) key(reads []string) (string, error) {
 	if s.peek() != '"' {
 		return "", errBadJSON
 	}
@@ -273,7 +272,7 @@ func (s *jsonScan) key() (string, error) {
 		}
 		body = []byte(decoded)
 	}
-	for _, k := range [...]string{"metadata", "resourceVersion", "uid", "managedFields", "manager", "operation", "subresource", "fieldsType", "fieldsV1"} {
+	for _, k := range reads {
 		if string(body) == k { // compared, not converted
 			return k, nil
 		}
@@ -281,6 +280,7 @@ func (s *jsonScan) key() (string, error) {
 	return "", nil
 }
 
+// str decodes a string into *out; a null leaves it empty.
 func (s *jsonScan) str(out *string) error {
 	switch s.peek() {
 	case '"':
