@@ -24,19 +24,11 @@ import (
 // does an interface's dynamic value.
 type equalFunc func(a, b unsafe.Pointer) bool
 
-// equalAC reports whether two apply configurations (pointers to structs) of
-// one type would encode to the same JSON. It compiles the type's comparison
-// on every call: the Applier keeps each type's compiled one in its acLayout.
-func equalAC(a, b any) bool {
-	t := reflect.TypeOf(a)
-	if t == nil || t.Kind() != reflect.Pointer {
-		return false
-	}
-	return equalPointees(compileEqual(t.Elem()), a, b)
-}
-
-// equalPointees compares what a and b, pointers of one type, point to, with
-// equal comparing values of that type.
+// equalPointees reports whether a and b, pointers of one type, point to
+// values that would encode to the same JSON, with equal the comparison
+// compiled for that type. Compiling costs far more than comparing: callers
+// keep what they compiled (acLayout per apply configuration type, the
+// owned-state cache for object metadata).
 func equalPointees(equal equalFunc, a, b any) bool {
 	if reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false

@@ -3,12 +3,22 @@ package ssa
 import (
 	"bytes"
 	"encoding/json"
-
 	"reflect"
 	"testing"
 
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 )
+
+// equalAC reports whether two apply configurations (pointers to structs) of
+// one type would encode to the same JSON, compiling the comparison on every
+// call: the tests' shorthand for what the Applier compiles once per type.
+func equalAC(a, b any) bool {
+	t := reflect.TypeOf(a)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return false
+	}
+	return equalPointees(compileEqual(t.Elem()), a, b)
+}
 
 // FuzzEqualAC decodes two arbitrary JSON objects as Widget apply
 // configurations and holds the compiled comparison to what it stands in for,

@@ -37,7 +37,7 @@ type acLayout struct {
 	// metav1 ConditionApplyConfiguration; nil otherwise.
 	conditions []int
 	// equal compares two values of the struct the type points to (see
-	// equalAC).
+	// acLayout.equalAC).
 	equal equalFunc
 }
 
@@ -93,8 +93,9 @@ func findLayout(typ reflect.Type) *acLayout {
 	return lay
 }
 
-// equalAC is the package's equalAC for two apply configurations of the
-// layout's type, compiled once.
+// equalAC reports whether two apply configurations of the layout's type
+// would encode to the same JSON (see equalFunc), with the comparison
+// compiled once for the type.
 func (lay acLayout) equalAC(a, b any) bool {
 	return equalPointees(lay.equal, a, b)
 }
@@ -290,7 +291,7 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 
 var timeType = reflect.TypeFor[metav1.Time]()
 
-// equalConditions is equalAC for lists of conditions, without reflection.
+// equalConditions compares lists of conditions as equalFunc does, without reflection.
 func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
@@ -303,7 +304,7 @@ func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	return true
 }
 
-// equalCondition is equalAC for one condition, without reflection.
+// equalCondition compares one condition as equalFunc does, without reflection.
 func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
 	if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
 		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {

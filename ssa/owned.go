@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -338,8 +339,7 @@ func (c *ownedCache) drop(k ownedKey) {
 func (c *ownedCache) remove(s *ownedState) {
 	o := c.objects[s.key.uid]
 	i := o.find(s.key)
-	o.states = append(o.states[:i], o.states[i+1:]...)
-	o.states[len(o.states):cap(o.states)][0] = nil
+	o.states = slices.Delete(o.states, i, i+1) // clears the slot it frees
 	if len(o.states) == 0 {
 		delete(c.objects, s.key.uid)
 	}
