@@ -476,15 +476,15 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var rec pendingRecord // not shared with goroutines: a Flush of one object allocates none
+	var tally ssa.PendingTally // not shared with goroutines for a Flush of one object
 	if len(work) == 1 {
 		// One object: its entries go in order anyway.
 		errs[0] = b.flushObject(ctx, work[0], dryRun)
 		if dryRun == nil {
-			b.settle(&work[0], &rec)
+			b.settle(&work[0], &tally)
 		}
 	} else {
-		shared := &pendingRecord{}
+		shared := &ssa.PendingTally{}
 		sem := make(chan struct{}, b.concurrency)
 		var wg sync.WaitGroup
 		for i := range work {
@@ -505,43 +505,26 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			}()
 		}
 		wg.Wait()
-		rec = *shared
+		tally = *shared
 	}
 	if dryRun == nil {
 		b.compact()
 		if b.shadow == nil {
-			b.applier.RecordPending(rec.flushed, rec.pending)
+			b.applier.RecordPending(&tally)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// pendingRecord is what a Flush reports of the entries it tried (see
-// Applier.RecordPending), gathered as each object is done: one target per
-// field manager and kind tried, and every entry left queued. RecordPending
-// reads only the managers and kinds of the targets tried, so a Flush of
-// thousands of objects keeps one of each rather than every target.
-type pendingRecord struct {
-	flushed, pending []ssa.Target
 }
 
 // settle records what the Flush did with w's entries and drops those with
 // nothing left queued from its object, as compact does when the Flush
 // ends: a Flush of many objects then lets each object's entries go as soon
 // as it is done with them.
-func (b *Batch) settle(w *flushWork, rec *pendingRecord) {
+func (b *Batch) settle(w *flushWork, tally *ssa.PendingTally) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, ew := range w.entries {
-		t := ew.entry.target
-		if !slices.ContainsFunc(rec.flushed, func(f ssa.Target) bool {
-			return f.Manager == t.Manager && f.GVK.Group == t.GVK.Group && f.GVK.Kind == t.GVK.Kind
-		}) {
-			rec.flushed = append(rec.flushed, t)
-		}
-		if len(ew.entry.contribs) > 0 {
-			rec.pending = append(rec.pending, t)
-		}
+		tally.Add(ew.entry.target, len(ew.entry.contribs) > 0)
 	}
 	b.dropSent(w.object)
 }

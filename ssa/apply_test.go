@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -833,13 +834,21 @@ func TestRecordPending(t *testing.T) {
 	tg := func(manager, name string) Target {
 		return Target{GVK: gvk, Namespace: "ns", Name: name, Subresource: StatusSubresource, Manager: manager}
 	}
-	h.a.RecordPending([]Target{tg("a", "w1"), tg("a", "w2"), tg("a", "w3"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("a", "w3")})
+	// record tallies the entries a Flush tried, those it left queued among them.
+	record := func(tried, left []Target) {
+		var p PendingTally
+		for _, x := range tried {
+			p.Add(x, slices.Contains(left, x))
+		}
+		h.a.RecordPending(&p)
+	}
+	record([]Target{tg("a", "w1"), tg("a", "w2"), tg("a", "w3"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("a", "w3")})
 	for manager, want := range map[string]float64{"a": 2, "b": 0} {
 		if got := metricValue(h.a.metrics.pending.With(prometheus.Labels{"manager": manager, "group": gvk.Group, "kind": "Widget"})); got != want {
 			t.Errorf("manager %s: %v pending, want %v", manager, got, want)
 		}
 	}
-	h.a.RecordPending([]Target{tg("a", "w1")}, nil)
+	record([]Target{tg("a", "w1")}, nil)
 	if got := metricValue(h.a.metrics.pending.With(prometheus.Labels{"manager": "a", "group": gvk.Group, "kind": "Widget"})); got != 0 {
 		t.Fatalf("%v pending after a Flush that left none", got)
 	}
@@ -848,8 +857,8 @@ func TestRecordPending(t *testing.T) {
 	// once each, and no other.
 	gadget := tg("a", "g1")
 	gadget.GVK.Kind = "Gadget"
-	h.a.RecordPending([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("b", "w1")})
-	h.a.RecordPending([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1"), tg("b", "w2"), gadget}, nil)
+	record([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("b", "w1")})
+	record([]Target{tg("a", "w1"), tg("a", "w2"), tg("b", "w1"), tg("b", "w2"), gadget}, nil)
 	for _, l := range []prometheus.Labels{
 		{"manager": "a", "group": gvk.Group, "kind": "Widget"},
 		{"manager": "b", "group": gvk.Group, "kind": "Widget"},
@@ -861,27 +870,35 @@ func TestRecordPending(t *testing.T) {
 	}
 }
 
-func TestSeenBefore(t *testing.T) {
+// A tally keeps one series per field manager and kind, whatever the object,
+// namespace or subresource, and counts the entries left queued in each.
+func TestPendingTally(t *testing.T) {
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
-	tg := func(manager, group, kind string) Target {
-		return Target{GVK: schema.GroupVersionKind{Group: group, Version: gvk.Version, Kind: kind}, Namespace: "ns", Name: "w1", Manager: manager}
+	tg := func(manager, group, kind, name string) Target {
+		return Target{GVK: schema.GroupVersionKind{Group: group, Version: gvk.Version, Kind: kind}, Namespace: "ns", Name: name, Manager: manager}
 	}
-	earlier := []Target{tg("a", gvk.Group, "Widget")}
-	for _, tc := range []struct {
-		t    Target
-		want bool
+	var p PendingTally
+	p.Add(tg("a", gvk.Group, "Widget", "w1"), true)
+	p.Add(tg("a", gvk.Group, "Widget", "w2"), false)
+	p.Add(tg("a", gvk.Group, "Widget", "w3"), true)
+	p.Add(tg("b", gvk.Group, "Widget", "w1"), false)
+	p.Add(tg("a", "other.example.com", "Widget", "w1"), true)
+	p.Add(tg("a", gvk.Group, "Gadget", "g1"), false)
+	want := []struct {
+		manager, group, kind string
+		left                 int
 	}{
-		{tg("a", gvk.Group, "Widget"), true},
-		{tg("b", gvk.Group, "Widget"), false},
-		{tg("a", "other.example.com", "Widget"), false},
-		{tg("a", gvk.Group, "Gadget"), false},
-	} {
-		if got := seenBefore(earlier, tc.t); got != tc.want {
-			t.Errorf("seenBefore(%v) = %v, want %v", tc.t, got, tc.want)
-		}
+		{"a", gvk.Group, "Widget", 2}, {"b", gvk.Group, "Widget", 0}, {"a", "other.example.com", "Widget", 1}, {"a", gvk.Group, "Gadget", 0},
 	}
-	if seenBefore(nil, earlier[0]) {
-		t.Error("seen before among none")
+	if len(p.series) != len(want) {
+		t.Fatalf("%d series, want %d: %+v", len(p.series), len(want), p.series)
+	}
+	for i, w := range want {
+		s := p.series[i]
+		if s.target.Manager != w.manager || s.target.GVK.Group != w.group || s.target.GVK.Kind != w.kind || s.left != w.left {
+			t.Errorf("series %d: %s %s/%s with %d left, want %s %s/%s with %d", i,
+				s.target.Manager, s.target.GVK.Group, s.target.GVK.Kind, s.left, w.manager, w.group, w.kind, w.left)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package ssa
 
 import (
 	"errors"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -186,41 +187,48 @@ func (m *metrics) conflict(t Target, err error) {
 	m.conflicts.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind, "class": class}).Inc()
 }
 
-// RecordPending sets statusapply_pending_entries for every field manager and
-// kind among flushed, the targets a Flush tried to write: how many of them it
-// left queued (failed or held back) in pending. Batches call it after each
-// Flush.
-func (a *Applier) RecordPending(flushed, pending []Target) {
-	if len(pending) == 0 {
-		// What every Flush that wrote everything records: no map needed.
-		for i, t := range flushed {
-			if !seenBefore(flushed[:i], t) {
-				a.metrics.of(t).pending.get().Set(0)
-			}
-		}
-		return
+// PendingTally gathers, entry by entry, what a Flush reports with
+// RecordPending: the field managers and kinds whose entries it tried, once
+// each, and how many of their entries it left queued. A Flush of thousands of
+// objects keeps one item per manager and kind, not a target per entry. The
+// zero value is empty; a PendingTally is not safe for concurrent use.
+type PendingTally struct {
+	series []pendingSeries
+}
+
+// pendingSeries is one manager and kind a Flush tried, named by the first
+// target of theirs it tried.
+type pendingSeries struct {
+	target Target
+	left   int
+}
+
+// Add counts t, an entry the Flush tried, and whether it left t queued
+// (failed or held back).
+func (p *PendingTally) Add(t Target, queued bool) {
+	i := slices.IndexFunc(p.series, func(s pendingSeries) bool { return sameSeries(s.target, t) })
+	if i < 0 {
+		p.series = append(p.series, pendingSeries{target: t})
+		i = len(p.series) - 1
 	}
-	counts := map[[3]string]int{}
-	for _, t := range flushed {
-		counts[[3]string{t.Manager, t.GVK.Group, t.GVK.Kind}] += 0
-	}
-	for _, t := range pending {
-		counts[[3]string{t.Manager, t.GVK.Group, t.GVK.Kind}]++
-	}
-	for k, n := range counts {
-		a.metrics.ofKey(k).pending.get().Set(float64(n))
+	if queued {
+		p.series[i].left++
 	}
 }
 
-// seenBefore reports whether earlier has a target of t's manager, group and
-// kind.
-func seenBefore(earlier []Target, t Target) bool {
-	for _, e := range earlier {
-		if e.Manager == t.Manager && e.GVK.Group == t.GVK.Group && e.GVK.Kind == t.GVK.Kind {
-			return true
-		}
+// sameSeries reports whether a and b are counted in the same metric series:
+// those of one field manager and kind.
+func sameSeries(a, b Target) bool {
+	return a.Manager == b.Manager && a.GVK.Group == b.GVK.Group && a.GVK.Kind == b.GVK.Kind
+}
+
+// RecordPending sets statusapply_pending_entries for every field manager and
+// kind p counted: how many of their entries the Flush left queued. Batches
+// call it after each Flush.
+func (a *Applier) RecordPending(p *PendingTally) {
+	for _, s := range p.series {
+		a.metrics.of(s.target).pending.get().Set(float64(s.left))
 	}
-	return false
 }
 
 // ShadowOutcome is how the comparison of one shadow-mode entry ended: the
