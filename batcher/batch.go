@@ -507,19 +507,17 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 		wg.Wait()
 		tally = *shared
 	}
-	if dryRun == nil {
-		b.compact()
-		if b.shadow == nil {
-			b.applier.RecordPending(&tally)
-		}
+	if dryRun == nil && b.shadow == nil {
+		b.applier.RecordPending(&tally)
 	}
 	return errors.Join(errs...)
 }
 
 // settle records what the Flush did with w's entries and drops those with
-// nothing left queued from its object, as compact does when the Flush
-// ends: a Flush of many objects then lets each object's entries go as soon
-// as it is done with them.
+// nothing left queued from its object (objects stay: their observation is
+// what the next Flush of this batch builds on). It runs as soon as the Flush
+// is done with the object: a Flush of many objects then lets each object's
+// entries go while the others are in flight.
 func (b *Batch) settle(w *flushWork, tally *ssa.PendingTally) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -701,17 +699,6 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
-}
-
-// compact drops entries with nothing queued. Objects stay: their observation
-// is what the next Flush of this batch builds on.
-func (b *Batch) compact() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.last.entry = nil
-	for _, o := range b.objects {
-		b.dropSent(o)
-	}
 }
 
 // dropSent drops o's entries with nothing queued. A dropped entry is no

@@ -17,9 +17,9 @@ import (
 
 // What a Flush sent is not kept reachable by what the batch keeps: an entry
 // with nothing left lets go of its contributions' array, a finished
-// object's work lets go of its entries, and compacting leaves no dropped entry in the array the object
-// keeps. The control is the
-// plain reslice, which keeps every dropped entry in the array past the end.
+// object's work lets go of its entries, and dropping sent entries leaves no
+// dropped entry in the array the object keeps. The control is the plain
+// reslice, which keeps every dropped entry in the array past the end.
 func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	e := &entry{contribs: make([]contribution, 2, 8)}
 	if e.sent(1); len(e.contribs) != 1 {
@@ -48,10 +48,10 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 		t.Fatal("the control expects a plain reslice to keep a dropped entry past the end")
 	}
 	b := &Batch{objects: []*object{{entries: []*entry{done, pending, done}}}}
-	b.compact()
+	b.dropSent(b.objects[0])
 	o := b.objects[0]
 	if len(o.entries) != 1 || o.entries[0] != pending {
-		t.Fatalf("compacted to %d entries, want the pending one", len(o.entries))
+		t.Fatalf("%d entries left, want the pending one", len(o.entries))
 	}
 	for i, x := range o.entries[:cap(o.entries)][1:] {
 		if x != nil {
