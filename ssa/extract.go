@@ -328,14 +328,14 @@ func narrowed(s *smdschema.Schema, tr smdschema.TypeRef, v reflect.Value, set *f
 		add := func(pe fieldpath.PathElement) { named = append(named, pe) }
 		set.Members.Iterate(add)
 		set.Children.Iterate(add)
+		keys, ok := itemKeysOf(v.Type().Elem(), atom.Keys, named)
+		if !ok {
+			return v, false
+		}
 		kept := reflect.MakeSlice(v.Type(), 0, min(v.Len(), len(named)))
 		for i := range v.Len() {
-			item := v.Index(i)
-			for _, pe := range named {
-				if !keyDiffers(item, atom.Keys, pe) {
-					kept = reflect.Append(kept, item)
-					break
-				}
+			if item := v.Index(i); keys.named(item) {
+				kept = reflect.Append(kept, item)
 			}
 		}
 		if kept.Len() == 0 || kept.Len() == v.Len() {
@@ -346,41 +346,89 @@ func narrowed(s *smdschema.Schema, tr smdschema.TypeRef, v reflect.Value, set *f
 	return v, false
 }
 
-// keyDiffers reports whether item, a Go struct (or pointer to one) in a list
-// keyed by keys, is certainly not the item pe names: one of its keys is a
-// non-empty string and pe names another for it. Anything else (an empty key,
-// which the schema may default, a key of another kind, a pe that is not a key
-// of this list) could be the same item.
-func keyDiffers(item reflect.Value, keys []string, pe fieldpath.PathElement) bool {
-	if pe.Key == nil || len(*pe.Key) != len(keys) {
-		return false
+// itemKeys says which items of a keyed list of Go structs a set's path
+// elements may name. Where an item's keys are found in its struct type is
+// worked out once per list, not once per item and path element: a list of
+// conditions is read for every field manager's value check.
+type itemKeys struct {
+	// fields are, per key of the list, the indexes of the item struct's
+	// fields written under the key's name.
+	fields [][]int
+	// wants are, per path element, the string value it gives each key of
+	// the list, if it gives it one.
+	wants [][]wantedKey
+}
+
+type wantedKey struct {
+	value    string
+	isString bool
+}
+
+// itemKeysOf prepares the test of items of type elem, in a list keyed by
+// keys, against named, the path elements at the list. ok is false when
+// every item is kept anyway: items that are not structs (or pointers to
+// them), or a path element that is not a key of this list, could be any
+// item.
+func itemKeysOf(elem reflect.Type, keys []string, named []fieldpath.PathElement) (itemKeys, bool) {
+	if elem.Kind() == reflect.Pointer {
+		elem = elem.Elem()
 	}
+	if elem.Kind() != reflect.Struct {
+		return itemKeys{}, false
+	}
+	ik := itemKeys{fields: make([][]int, len(keys)), wants: make([][]wantedKey, len(named))}
+	for i := range elem.NumField() {
+		name, known := jsonFieldName(elem.Field(i))
+		if j := slices.Index(keys, name); known && j >= 0 {
+			ik.fields[j] = append(ik.fields[j], i)
+		}
+	}
+	for p, pe := range named {
+		if pe.Key == nil || len(*pe.Key) != len(keys) {
+			return itemKeys{}, false
+		}
+		ik.wants[p] = make([]wantedKey, len(keys))
+		for j, k := range keys {
+			for _, f := range *pe.Key {
+				if f.Name == k {
+					ws, isString := f.Value.Unstructured().(string)
+					ik.wants[p][j] = wantedKey{value: ws, isString: isString}
+				}
+			}
+		}
+	}
+	return ik, true
+}
+
+// named reports whether some path element may name item: it is certainly
+// not the item a path element names when one of its keys is a non-empty
+// string and the element names another for it. Anything else (an empty
+// key, which the schema may default, a key of another kind, a nil item)
+// could be the same item.
+func (ik itemKeys) named(item reflect.Value) bool {
 	if item.Kind() == reflect.Pointer {
 		if item.IsNil() {
-			return false
+			return len(ik.wants) > 0
 		}
 		item = item.Elem()
 	}
-	if item.Kind() != reflect.Struct {
-		return false
-	}
-	for _, k := range keys {
-		var want any
-		for _, f := range *pe.Key {
-			if f.Name == k {
-				want = f.Value.Unstructured()
-			}
+	for _, wants := range ik.wants {
+		if !ik.differs(item, wants) {
+			return true
 		}
-		ws, isString := want.(string)
-		if !isString {
+	}
+	return false
+}
+
+// differs reports whether item has a non-empty string key other than the
+// one wants gives it.
+func (ik itemKeys) differs(item reflect.Value, wants []wantedKey) bool {
+	for j, want := range wants {
+		if !want.isString {
 			continue
 		}
-		for i := range item.NumField() {
-			name, known := jsonFieldName(item.Type().Field(i))
-			if !known || name != k {
-				continue
-			}
-			if got := item.Field(i); got.Kind() == reflect.String && got.String() != "" && got.String() != ws {
+		for _, i := range ik.fields[j] {
+			if got := item.Field(i); got.Kind() == reflect.String && got.String() != "" && got.String() != want.value {
 				return true
 			}
 		}
