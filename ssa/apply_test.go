@@ -895,9 +895,9 @@ func TestPendingTally(t *testing.T) {
 	}
 	for i, w := range want {
 		s := p.series[i]
-		if s.target.Manager != w.manager || s.target.GVK.Group != w.group || s.target.GVK.Kind != w.kind || s.left != w.left {
+		if s.key != [3]string{w.manager, w.group, w.kind} || s.left != w.left {
 			t.Errorf("series %d: %s %s/%s with %d left, want %s %s/%s with %d", i,
-				s.target.Manager, s.target.GVK.Group, s.target.GVK.Kind, s.left, w.manager, w.group, w.kind, w.left)
+				s.key[0], s.key[1], s.key[2], s.left, w.manager, w.group, w.kind, w.left)
 		}
 	}
 }

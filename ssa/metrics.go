@@ -155,7 +155,13 @@ func (s *lazySeries[T]) get() T {
 
 // of returns t's series.
 func (m *metrics) of(t Target) *targetMetrics {
-	return m.ofKey([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
+	return m.ofKey(seriesKey(t))
+}
+
+// seriesKey names the metric series t is counted in: those of its field
+// manager and kind.
+func seriesKey(t Target) [3]string {
+	return [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
 }
 
 func (m *metrics) ofKey(key [3]string) *targetMetrics {
@@ -196,19 +202,19 @@ type PendingTally struct {
 	series []pendingSeries
 }
 
-// pendingSeries is one manager and kind a Flush tried, named by the first
-// target of theirs it tried.
+// pendingSeries is one manager and kind a Flush tried (see seriesKey).
 type pendingSeries struct {
-	target Target
-	left   int
+	key  [3]string
+	left int
 }
 
 // Add counts t, an entry the Flush tried, and whether it left t queued
 // (failed or held back).
 func (p *PendingTally) Add(t Target, queued bool) {
-	i := slices.IndexFunc(p.series, func(s pendingSeries) bool { return sameSeries(s.target, t) })
+	key := seriesKey(t)
+	i := slices.IndexFunc(p.series, func(s pendingSeries) bool { return s.key == key })
 	if i < 0 {
-		p.series = append(p.series, pendingSeries{target: t})
+		p.series = append(p.series, pendingSeries{key: key})
 		i = len(p.series) - 1
 	}
 	if queued {
@@ -216,18 +222,12 @@ func (p *PendingTally) Add(t Target, queued bool) {
 	}
 }
 
-// sameSeries reports whether a and b are counted in the same metric series:
-// those of one field manager and kind.
-func sameSeries(a, b Target) bool {
-	return a.Manager == b.Manager && a.GVK.Group == b.GVK.Group && a.GVK.Kind == b.GVK.Kind
-}
-
 // RecordPending sets statusapply_pending_entries for every field manager and
 // kind p counted: how many of their entries the Flush left queued. Batches
 // call it after each Flush.
 func (a *Applier) RecordPending(p *PendingTally) {
 	for _, s := range p.series {
-		a.metrics.of(s.target).pending.get().Set(float64(s.left))
+		a.metrics.ofKey(s.key).pending.get().Set(float64(s.left))
 	}
 }
 
