@@ -365,15 +365,15 @@ type wantedKey struct {
 }
 
 // itemKeysOf prepares the test of items of type elem, in a list keyed by
-// keys, against named, the path elements at the list. ok is false when
-// every item is kept anyway: items that are not structs (or pointers to
-// them), or a path element that is not a key of this list, could be any
-// item.
+// keys, against named, the path elements at the list. ok is false when the
+// list is kept as it is: with no path element there is nothing to narrow
+// to, and items that are not structs (or pointers to them), or a path
+// element that is not a key of this list, could be any item.
 func itemKeysOf(elem reflect.Type, keys []string, named []fieldpath.PathElement) (itemKeys, bool) {
 	if elem.Kind() == reflect.Pointer {
 		elem = elem.Elem()
 	}
-	if elem.Kind() != reflect.Struct {
+	if elem.Kind() != reflect.Struct || len(named) == 0 {
 		return itemKeys{}, false
 	}
 	ik := itemKeys{fields: make([][]int, len(keys)), wants: make([][]wantedKey, len(named))}
@@ -408,7 +408,7 @@ func itemKeysOf(elem reflect.Type, keys []string, named []fieldpath.PathElement)
 func (ik itemKeys) named(item reflect.Value) bool {
 	if item.Kind() == reflect.Pointer {
 		if item.IsNil() {
-			return len(ik.wants) > 0
+			return true
 		}
 		item = item.Elem()
 	}
