@@ -128,17 +128,9 @@ func (o *observation) get() (client.Object, error) {
 	if o.response == nil {
 		return o.obj, nil
 	}
-	raw := o.response
-	if o.packed {
-		var err error
-		if o.dict != nil {
-			raw, err = o.dict.Decode(nil, raw)
-		} else {
-			raw, err = s2.Decode(nil, raw)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("decompressing the API server's response: %w", err)
-		}
+	raw, err := o.unpacked()
+	if err != nil {
+		return nil, err
 	}
 	obj, err := ssa.DecodeResponse(raw, o.obj)
 	if err != nil {
@@ -162,6 +154,25 @@ func (o *observation) answered(res ssa.Result, empty func(client.Object) client.
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
+}
+
+// unpacked returns the response as the API server sent it, decompressing a
+// packed one.
+func (o *observation) unpacked() ([]byte, error) {
+	if !o.packed {
+		return o.response, nil
+	}
+	var raw []byte
+	var err error
+	if o.dict != nil {
+		raw, err = o.dict.Decode(nil, o.response)
+	} else {
+		raw, err = s2.Decode(nil, o.response)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decompressing the API server's response: %w", err)
+	}
+	return raw, nil
 }
 
 // pack returns the observation with its response compressed, for keeping
@@ -284,28 +295,27 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 // obj itself is only read: the entries are left out of a shallow copy of it
 // before that copy is deep-copied.
 func observe(obj client.Object) (client.Object, error) {
+	src, entries := obj, obj.GetManagedFields()
+	_, isUnstructured := obj.(*unstructured.Unstructured)
 	v := reflect.ValueOf(obj)
-	entries := obj.GetManagedFields()
-	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured || len(entries) == 0 ||
-		v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		cp, ok := obj.DeepCopyObject().(client.Object)
-		if !ok {
-			return nil, fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
+	share := !isUnstructured && len(entries) > 0 && v.Kind() == reflect.Pointer && v.Elem().Kind() == reflect.Struct
+	if share {
+		shallow := reflect.New(v.Elem().Type())
+		shallow.Elem().Set(v.Elem())
+		without, isObject := shallow.Interface().(client.Object)
+		if !isObject {
+			return nil, fmt.Errorf("%w: %T is not a client.Object", ssa.ErrInvalidInput, obj)
 		}
-		return cp, nil
+		without.SetManagedFields(nil)
+		src = without
 	}
-	shallow := reflect.New(v.Elem().Type())
-	shallow.Elem().Set(v.Elem())
-	without, isObject := shallow.Interface().(client.Object)
-	if !isObject {
-		return nil, fmt.Errorf("%w: %T is not a client.Object", ssa.ErrInvalidInput, obj)
-	}
-	without.SetManagedFields(nil)
-	cp, ok := without.DeepCopyObject().(client.Object)
+	cp, ok := src.DeepCopyObject().(client.Object)
 	if !ok {
 		return nil, fmt.Errorf("%w: %T does not copy into a client.Object", ssa.ErrInvalidInput, obj)
 	}
-	cp.SetManagedFields(slices.Clone(entries))
+	if share {
+		cp.SetManagedFields(slices.Clone(entries))
+	}
 	return cp, nil
 }
 

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/s2"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -192,10 +190,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 		if o == nil || !o.observed.packed || o.observed.dict != f.b.dict {
 			t.Fatalf("%s: the batch keeps %+v, want its last response packed", queued[i].Name, o)
 		}
-		raw, err := s2.Decode(nil, o.observed.response)
-		if o.observed.dict != nil {
-			raw, err = o.observed.dict.Decode(nil, o.observed.response)
-		}
+		raw, err := o.observed.unpacked()
 		if err != nil {
 			t.Fatal(err)
 		}
