@@ -35,8 +35,9 @@ const (
 
 // fixtureSpec is the reconcile the fixture was written with (On) and the one
 // the benchmarks build (Off), so that every built intent changes something.
-func fixtureSpec(key client.ObjectKey, on bool) ReconcileSpec {
-	return ReconcileSpec{Key: key, Mutators: FixtureConditions, Managers: 1, On: on}
+// names are the fixture's one manager, FixtureManager, named once.
+func fixtureSpec(key client.ObjectKey, on bool, names []string) ReconcileSpec {
+	return ReconcileSpec{Key: key, Mutators: FixtureConditions, On: on, Names: names}
 }
 
 // ClientFixture is an object as the API server returned it after real
@@ -46,6 +47,7 @@ type ClientFixture struct {
 	Observed *v1alpha1.Widget
 	scheme   *runtime.Scheme
 	tc       managedfields.TypeConverter
+	names    []string // FixtureManager, for fixtureSpec
 }
 
 // NewClientFixture wraps an observed Widget.
@@ -54,7 +56,7 @@ func NewClientFixture(observed *v1alpha1.Widget) (*ClientFixture, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ClientFixture{Observed: observed, scheme: scheme, tc: applyconfiguration.NewTypeConverter(scheme)}, nil
+	return &ClientFixture{Observed: observed, scheme: scheme, tc: applyconfiguration.NewTypeConverter(scheme), names: []string{FixtureManager}}, nil
 }
 
 // LoadClientFixture reads a fixture written by SaveClientFixture.
@@ -121,7 +123,7 @@ func (f *ClientFixture) stubApplier(response *[]byte) (*ssa.Applier, error) {
 func (f *ClientFixture) changing() (states [2]*v1alpha1.Widget, responses [2][]byte, err error) {
 	for i, on := range []bool{false, true} {
 		w := f.Observed.DeepCopy()
-		s := fixtureSpec(f.key(), on)
+		s := fixtureSpec(f.key(), on, f.names)
 		for j := range s.Mutators {
 			meta.SetStatusCondition(&w.Status.Conditions, s.condition(j, w.Generation))
 		}
@@ -137,7 +139,7 @@ func (f *ClientFixture) changing() (states [2]*v1alpha1.Widget, responses [2][]b
 // buildAC is the hand-written apply configuration of the fixture's manager,
 // decided from w.
 func (f *ClientFixture) buildAC(w *v1alpha1.Widget, on bool) (*acv1alpha1.WidgetApplyConfiguration, error) {
-	s := fixtureSpec(f.key(), on)
+	s := fixtureSpec(f.key(), on, f.names)
 	ac := acv1alpha1.Widget(w.Name, w.Namespace).WithStatus(acv1alpha1.WidgetStatus())
 	for j := range s.Mutators {
 		if err := ssa.SetCondition(&ac.Status.Conditions, w.Status.Conditions, w.Generation, s.condition(j, w.Generation)); err != nil {
@@ -216,7 +218,7 @@ func ClientBenchmarks(f *ClientFixture) []ClientBenchmark {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := fixtureSpec(f.key(), true)
+			s := fixtureSpec(f.key(), true, f.names)
 			reconcileOnce(b, a, states[0], s, queueMutators) // the manager applies the On state once; the Applier remembers it
 			b.ReportAllocs()
 			for b.Loop() {
@@ -259,10 +261,11 @@ func PrepareClientFixture(ctx context.Context, h *Harness, ns string, n int) (*C
 		return nil, rt, err
 	}
 	key := client.ObjectKeyFromObject(w)
+	names := []string{FixtureManager}
 	var times []time.Duration
 	var total time.Duration
 	for i := range n + 1 { // the last apply leaves every condition On
-		s := fixtureSpec(key, (n-i)%2 == 0)
+		s := fixtureSpec(key, (n-i)%2 == 0, names)
 		ac := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus())
 		for j := range s.Mutators {
 			if err := ssa.SetCondition(&ac.Status.Conditions, nil, w.Generation, s.condition(j, w.Generation)); err != nil {
@@ -386,7 +389,7 @@ func (f *ClientFixture) runChanging(b *testing.B, queue queueFunc) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	specs := [2]ReconcileSpec{fixtureSpec(f.key(), false), fixtureSpec(f.key(), true)}
+	specs := [2]ReconcileSpec{fixtureSpec(f.key(), false, f.names), fixtureSpec(f.key(), true, f.names)}
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {

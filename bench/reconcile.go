@@ -46,12 +46,10 @@ const (
 type ReconcileSpec struct {
 	Key      client.ObjectKey
 	Mutators int
-	Managers int
 	// On is the status every condition gets; flipping it makes every status
 	// function change something.
 	On bool
-	// Names are the M field managers' names (see ManagerNames); nil names
-	// them on each use.
+	// Names are the M field managers' names, made once (see ManagerNames).
 	Names []string
 }
 
@@ -66,12 +64,7 @@ func ManagerNames(m int) []string {
 	return names
 }
 
-func (s ReconcileSpec) manager(j int) string {
-	if len(s.Names) == s.Managers {
-		return s.Names[j%s.Managers]
-	}
-	return fmt.Sprintf("writer-%d", j%s.Managers)
-}
+func (s ReconcileSpec) manager(j int) string { return s.Names[j%len(s.Names)] }
 
 func (s ReconcileSpec) condition(j int, generation int64) metav1.Condition {
 	st, reason := metav1.ConditionFalse, "Off"
@@ -238,14 +231,14 @@ func (r *rawApply) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	if err := r.cache.Get(ctx, s.Key, w); err != nil {
 		return err
 	}
-	for m := range s.Managers {
+	for m, manager := range s.Names {
 		ac := acv1alpha1.Widget(w.Name, w.Namespace).WithStatus(acv1alpha1.WidgetStatus())
-		for j := m; j < s.Mutators; j += s.Managers {
+		for j := m; j < s.Mutators; j += len(s.Names) {
 			if err := ssa.SetCondition(&ac.Status.Conditions, w.Status.Conditions, w.Generation, s.condition(j, w.Generation)); err != nil {
 				return err
 			}
 		}
-		if err := r.c.Status().Apply(ctx, ac, client.FieldOwner(s.manager(m))); err != nil {
+		if err := r.c.Status().Apply(ctx, ac, client.FieldOwner(manager)); err != nil {
 			return err
 		}
 	}
@@ -444,7 +437,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 						if phase == PhaseChanging {
 							st.on = !st.on
 						}
-						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, Managers: m, On: st.on, Names: st.names}); err != nil {
+						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, On: st.on, Names: st.names}); err != nil {
 							return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
 						}
 						return synced(st.key)
