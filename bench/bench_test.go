@@ -347,3 +347,69 @@ func TestGoals(t *testing.T) {
 		t.Error("the document has no goal count")
 	}
 }
+
+// TestRoundsStayApartUntilTheReport judges results kept per round: the
+// verdict is the ratio over all rounds, and the row says how far the rounds
+// spread, so that a row whose rounds straddle its goal shows it.
+func TestRoundsStayApartUntilTheReport(t *testing.T) {
+	rec := func(approach string, phase string, round int, perSecond float64) ReconcileResult {
+		return ReconcileResult{Approach: approach, Managers: 1, Phase: phase, Round: round, Reconciles: 100,
+			Wall: time.Duration(100 / perSecond * float64(time.Second))}
+	}
+	res := &Results{Config: Config{Reconcile: ReconcileConfig{Managers: []int{1}}, Contention: ContentionConfig{Writers: []int{8}}}}
+	// Steady: 1.1x in round 1, 0.8x in round 2; over both rounds 200 reconciles
+	// take 0.1/1.1 + 0.1/0.8 s against 0.2 s: 0.93x, missed.
+	res.Reconcile = []ReconcileResult{
+		rec(Statusapply, PhaseChanging, 1, 100), rec(Statusapply, PhaseSteady, 1, 1100),
+		rec(CAPIHelper, PhaseSteady, 1, 1000),
+		rec(Statusapply, PhaseChanging, 2, 100), rec(Statusapply, PhaseSteady, 2, 800),
+		rec(CAPIHelper, PhaseSteady, 2, 1000),
+	}
+	res.Contention = []ContentionResult{
+		{Approach: StatusapplyShared, Writers: 8, Updates: 100, Wall: time.Second},
+		{Approach: RawApplySerialized, Writers: 8, Updates: 100, Wall: time.Second},
+		{Approach: StatusapplyShared, Writers: 8, Updates: 90, Wall: time.Second},
+		{Approach: RawApplySerialized, Writers: 8, Updates: 100, Wall: time.Second},
+	}
+	goals := map[string]Goal{}
+	for _, g := range res.Goals() {
+		goals[g.Goal] = g
+	}
+	steady := goals["M=1, steady, reconciles/s: ≥ 1.0x (c) Cluster API patch helper (reading the same informer cache), both 0 requests"]
+	if steady.Met || !strings.HasPrefix(steady.Measured, "0.93x (926 vs 1000/s); per round 0.80x to 1.10x;") {
+		t.Errorf("steady: met %v, %q; want missed, 0.93x over both rounds, per round 0.80x to 1.10x", steady.Met, steady.Measured)
+	}
+	w8 := goals["W=8, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed"]
+	// W=8: met over both rounds (95 against 100 updates/s), though one round
+	// alone would have missed.
+	if !w8.Met || !strings.HasPrefix(w8.Measured, "0.95x (95 vs 100 updates/s); per round 0.90x to 1.00x;") {
+		t.Errorf("W=8: met %v, %q; want met, 0.95x over both rounds, per round 0.90x to 1.00x", w8.Met, w8.Measured)
+	}
+	// The tables add the rounds up: one row per approach and phase.
+	merged := mergedReconcile(res.Reconcile)
+	if len(merged) != 3 {
+		t.Fatalf("%d merged results, want 3 (statusapply changing and steady, the helper steady)", len(merged))
+	}
+	if st, _ := findReconcile(merged, Statusapply, 1, PhaseSteady); st.Reconciles != 200 || st.Round != 0 {
+		t.Errorf("merged steady: %d reconciles, round %d; want 200 and 0", st.Reconciles, st.Round)
+	}
+}
+
+// TestRoundSpread pairs two approaches' results round by round.
+func TestRoundSpread(t *testing.T) {
+	rate := func(x float64) float64 { return x }
+	for _, tc := range []struct {
+		name      string
+		own, peer []float64
+		want      string
+	}{
+		{"one round has no spread", []float64{1}, []float64{2}, ""},
+		{"rounds paired in order", []float64{9, 10, 12}, []float64{10, 10, 10}, "; per round 0.90x to 1.20x"},
+		{"unpaired rounds left out", []float64{5, 10, 20}, []float64{10, 10}, "; per round 0.50x to 1.00x"},
+		{"a peer with no rate counts as 0", []float64{1, 1}, []float64{0, 1}, "; per round 0.00x to 1.00x"},
+	} {
+		if got := roundSpread(tc.own, tc.peer, rate); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -276,13 +276,17 @@ func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error
 	return b.Flush(ctx)
 }
 
-// ReconcileResult sums one approach's reconciles of one phase.
+// ReconcileResult sums one approach's reconciles of one phase, in one round
+// or, merged, in all of them.
 type ReconcileResult struct {
-	Approach   string `json:"approach"`
-	Managers   int    `json:"managers"`
-	Mutators   int    `json:"mutators"`
-	Phase      string `json:"phase"`
-	Reconciles int    `json:"reconciles"`
+	Approach string `json:"approach"`
+	Managers int    `json:"managers"`
+	Mutators int    `json:"mutators"`
+	Phase    string `json:"phase"`
+	// Round counts from 1; 0 in a merged result, and in results files from
+	// before rounds were kept apart, which hold one merged result each.
+	Round      int `json:"round,omitempty"`
+	Reconciles int `json:"reconciles"`
 	// AllocReconciles is how many further reconciles, not timed, Mallocs
 	// and Bytes were counted over; 0 in results that counted them over the
 	// timed ones.
@@ -353,7 +357,10 @@ type ReconcileConfig struct {
 
 // RunReconcile runs scenario 1: per round, per manager count, every approach
 // (in an order that rotates each round) runs a phase of reconciles that all
-// change something, then a steady phase that changes nothing. Each approach
+// change something, then a steady phase that changes nothing. It returns a
+// result per round, approach, manager count and phase, in the order they ran;
+// the report adds the rounds up (mergedReconcile) and shows how far they
+// spread. Each approach
 // writes its own Widget, and reconciles that read the object read it from an
 // informer cache, as a controller does; between reconciles, outside the
 // measurement, the harness waits for the cache to hold the last write.
@@ -398,14 +405,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 		states = append(states, perM)
 	}
 
-	totals := map[string]*ReconcileResult{}
-	add := func(res ReconcileResult) {
-		k := fmt.Sprintf("%s/%d/%s", res.Approach, res.Managers, res.Phase)
-		if totals[k] == nil {
-			totals[k] = &ReconcileResult{Approach: res.Approach, Managers: res.Managers, Mutators: res.Mutators, Phase: res.Phase}
-		}
-		totals[k].merge(res)
-	}
+	var out []ReconcileResult
 	synced := func(key client.ObjectKey) error {
 		server := &v1alpha1.Widget{}
 		if err := h.Env.Client.Get(ctx, key, server); err != nil {
@@ -431,7 +431,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 					case phase == PhaseSteady && cfg.SteadyReconciles > 0:
 						n = cfg.SteadyReconciles
 					}
-					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase}
+					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase, Round: round + 1}
 					st.r.Requests().Reset()
 					run := func(measure func(spec ReconcileSpec) error) error {
 						if phase == PhaseChanging {
@@ -477,18 +477,8 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 							return nil, err
 						}
 					}
-					add(res)
+					out = append(out, res)
 					logf("reconcile round %d M=%d %-28s %-8s %6.1f reconciles/s %v", round+1, m, res.Approach, phase, res.PerSecond(), res.Requests)
-				}
-			}
-		}
-	}
-	var out []ReconcileResult
-	for _, build := range states {
-		for _, m := range cfg.Managers {
-			for _, phase := range []string{PhaseChanging, PhaseSteady} {
-				if t := totals[fmt.Sprintf("%s/%d/%s", build[m].r.Name(), m, phase)]; t != nil {
-					out = append(out, *t)
 				}
 			}
 		}
