@@ -26,7 +26,7 @@ func (w *CAPIWidget) SetConditions(c []metav1.Condition) { w.Status.Conditions =
 // DeepCopyObject copies the wrapper, not only the embedded Widget, so that the
 // helper's before and after objects keep the wrapper's type.
 func (w *CAPIWidget) DeepCopyObject() runtime.Object {
-	return &CAPIWidget{Widget: *w.Widget.DeepCopy()}
+	return &CAPIWidget{Widget: *w.DeepCopy()}
 }
 
 // CAPIWidgetList lists CAPIWidgets; a scheme needs the list kind to serve Gets.
@@ -39,7 +39,7 @@ type CAPIWidgetList struct {
 // DeepCopyObject copies the list.
 func (l *CAPIWidgetList) DeepCopyObject() runtime.Object {
 	out := &CAPIWidgetList{TypeMeta: l.TypeMeta}
-	l.ListMeta.DeepCopyInto(&out.ListMeta)
+	l.DeepCopyInto(&out.ListMeta)
 	for i := range l.Items {
 		out.Items = append(out.Items, *l.Items[i].DeepCopyObject().(*CAPIWidget))
 	}

@@ -83,16 +83,6 @@ func SaveClientFixture(path string, f *ClientFixture) error {
 
 func (f *ClientFixture) key() client.ObjectKey { return client.ObjectKeyFromObject(f.Observed) }
 
-func (f *ClientFixture) unstructured() (*unstructured.Unstructured, error) {
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(f.Observed)
-	if err != nil {
-		return nil, err
-	}
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-	return u, nil
-}
-
 // stubClient is a client whose status applies send nothing: the apply is
 // encoded as the real client would encode it, and *response is decoded into
 // it as the API server's response, as the real client decodes the response.
