@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -331,12 +332,20 @@ type ContentionConfig struct {
 	Writers []int
 	Updates int
 	Rounds  int
+	// GoalRounds are further rounds of just the two approaches the
+	// throughput goal compares, (d') and statusapply in one process, at the
+	// writer counts it is judged at, alternating which goes first. A round
+	// at W=8 lasts about a second: over two rounds alone, the ratio moves
+	// by several points from one run to the next.
+	GoalRounds int
 }
 
 // RunContention runs scenario 2: for every writer count, every approach (in
 // a rotating order) has W writers update one fresh Widget K times each,
 // concurrently, each writer owning its own condition type. A watch on the
-// object records every state it goes through.
+// object records every state it goes through. Then come the goal rounds
+// (see ContentionConfig.GoalRounds). Results are per round, in the order
+// they ran.
 func RunContention(ctx context.Context, h *Harness, ns string, cfg ContentionConfig, logf func(string, ...any)) ([]ContentionResult, error) {
 	wc, err := client.NewWithWatch(h.Config(), client.Options{Scheme: h.Env.Scheme})
 	if err != nil {
@@ -352,6 +361,27 @@ func RunContention(ctx context.Context, h *Harness, ns string, cfg ContentionCon
 					return nil, fmt.Errorf("%s with %d writers: %w", approach, w, err)
 				}
 				logf("contention round %d W=%2d %-22s %7.1f updates/s p50 %v p99 %v 409s %d failed %d regressions %d final lost %d",
+					round+1, w, approach, res.PerSecond(), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
+					res.Conflict, res.Failed, res.Regressions, res.FinalLost)
+				out = append(out, res)
+			}
+		}
+	}
+	for round := range cfg.GoalRounds {
+		for _, w := range contentionWriters {
+			if !slices.Contains(cfg.Writers, w) {
+				continue
+			}
+			pair := []string{RawApplySerialized, StatusapplyShared}
+			if round%2 == 1 {
+				pair[0], pair[1] = pair[1], pair[0]
+			}
+			for _, approach := range pair {
+				res, err := runContentionOnce(ctx, h, wc, ns, fmt.Sprintf("%s-w%d-g%d", approach, w, round), approach, w, cfg.Updates)
+				if err != nil {
+					return nil, fmt.Errorf("%s with %d writers: %w", approach, w, err)
+				}
+				logf("contention goal round %d W=%2d %-22s %7.1f updates/s p50 %v p99 %v 409s %d failed %d regressions %d final lost %d",
 					round+1, w, approach, res.PerSecond(), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
 					res.Conflict, res.Failed, res.Regressions, res.FinalLost)
 				out = append(out, res)

@@ -247,6 +247,14 @@ func perVerb(counts map[string]int, div int) string {
 	return strings.Join(parts, ", ")
 }
 
+func joinInts(xs []int, sep string) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, sep)
+}
+
 func trimFloat(f float64) string {
 	s := strconv.FormatFloat(f, 'f', 2, 64)
 	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
@@ -660,6 +668,11 @@ func (r *Results) contentionSection(p func(string, ...any), chart string) {
 	p("object sees every state it goes through: a *lost update* is a step in which a writer's counter went back (another\n")
 	p("write undid it), plus writers whose final value is not their last successful write. *Failed* writes returned an error\n")
 	p("after the approach's own retries. Latency is per update, retries included.\n\n")
+	if c.GoalRounds > 0 {
+		p("The throughput goal compares two of them, (d') and statusapply in one process, at W = %s. At those W the two\n", joinInts(contentionWriters, " and "))
+		p("also ran %d more rounds by themselves, alternating which went first, since a round at W=8 lasts about a second:\n", c.GoalRounds)
+		p("their rows there are over %d rounds, the others' over %d.\n\n", c.Rounds+c.GoalRounds, c.Rounds)
+	}
 	p("- **GET + merge patch (no lock)**: GET, `meta.SetStatusCondition`, merge patch. The conditions array is replaced whole.\n")
 	p("- **(b) optimistic-lock merge patch**: the same with `MergeFromWithOptimisticLock`, retried on 409 with `retry.DefaultRetry` (5 attempts).\n")
 	p("- **(c) Cluster API patch helper**: GET, `NewHelper`, `conditions.Set`, `Patch` (its own GET + optimistic-lock retry loop, 5 attempts with 100 ms jittered backoff).\n")
