@@ -302,7 +302,8 @@ func TestGoals(t *testing.T) {
 			rec(RawApply, m, PhaseChanging, 100, map[string]int{"apply": 100 * m}),
 			rec(CAPIHelper, m, PhaseChanging, 50, map[string]int{"get": 100, "patch": 100}),
 			rec(CAPIHelper, m, PhaseSteady, 900, nil),
-			rec(CAPIHelperInMemory, m, PhaseSteady, 2000, nil))
+			rec(CAPIHelperInMemory, m, PhaseSteady, 2000, nil),
+			rec(SteadyFloor, m, PhaseSteady, 1200, nil))
 	}
 	res.Contention = []ContentionResult{
 		{Approach: StatusapplyShared, Writers: 8, Updates: 100, Wall: time.Second},
@@ -323,6 +324,7 @@ func TestGoals(t *testing.T) {
 		"M=3, changing, reconciles/s: against (c) Cluster API patch helper (no goal at M > 1, see below)":                                         "reported, no goal",
 		"M=3, steady, reconciles/s: ≥ 1.0x (c) Cluster API patch helper (reading the same informer cache), both 0 requests":                       "met",
 		"M=1, steady, reconciles/s: (e) against (c') Cluster API patch helper, object in memory":                                                  "reported, no goal",
+		"M=3, steady, reconciles/s: (e) against (f) steady floor, no library":                                                                     "reported, no goal",
 		"W=8, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed":  "**missed**",
 		"W=16, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed": "not measured",
 		"10 objects × 3 managers in one Flush: ≥ 0.95x the raw loop in applies/s":                                                                 "met",

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -31,6 +32,7 @@ const (
 	RawApply           = "raw-apply"
 	RawApplySerialized = "raw-apply-serialized"
 	Statusapply        = "statusapply"
+	SteadyFloor        = "steady-floor"
 	StatusapplyShared  = "statusapply-shared"
 	StatusapplySep     = "statusapply-separate"
 )
@@ -276,6 +278,105 @@ func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error
 	return b.Flush(ctx)
 }
 
+// steadyFloor is the least a steady reconcile of statusapply's design can
+// do: the status functions are queued as closures and run on a copy of the
+// cached object, into an apply configuration per field manager that still
+// holds the previous reconcile's intent, and each is compared with a
+// remembered copy of that intent; when nothing differs, nothing else
+// happens. It leaves out all that a library owes besides: checking the
+// target and the contributions, finding what each manager owns and whether
+// it can be trusted for the object observed, metrics. No controller could
+// use it as it is. It is in the bench so that statusapply's distance from
+// it, in the steady phase, measures what statusapply's own machinery costs.
+// When an intent differs (the changing phase) it applies it as (d) does.
+type steadyFloor struct {
+	c        client.Client
+	cache    client.Reader
+	requests *testenv.Requests
+	// per field manager: the intent the status functions edit, and a copy
+	// of it as last applied.
+	intents, applied []*acv1alpha1.WidgetApplyConfiguration
+}
+
+func (r *steadyFloor) Name() string                { return SteadyFloor }
+func (r *steadyFloor) Requests() *testenv.Requests { return r.requests }
+
+type floorFunc func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error
+
+func (r *steadyFloor) Reconcile(ctx context.Context, s ReconcileSpec) error {
+	cached := &v1alpha1.Widget{}
+	if err := r.cache.Get(ctx, s.Key, cached); err != nil {
+		return err
+	}
+	observed := cached.DeepCopy() // what a batch keeps: the caller may change cached
+	queued := make([][]floorFunc, len(s.Names))
+	for j := range s.Mutators {
+		m := j % len(s.Names)
+		queued[m] = append(queued[m], func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+			if ac.Status == nil {
+				ac.WithStatus(acv1alpha1.WidgetStatus())
+			}
+			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+		})
+	}
+	if len(r.intents) != len(s.Names) {
+		r.intents = make([]*acv1alpha1.WidgetApplyConfiguration, len(s.Names))
+		r.applied = make([]*acv1alpha1.WidgetApplyConfiguration, len(s.Names))
+	}
+	for m, fns := range queued {
+		if r.intents[m] == nil {
+			r.intents[m] = acv1alpha1.Widget(s.Key.Name, s.Key.Namespace)
+		}
+		intent := r.intents[m]
+		for _, fn := range fns {
+			if err := fn(intent, observed); err != nil {
+				return err
+			}
+		}
+		if r.applied[m] != nil && sameConditions(intent, r.applied[m]) {
+			continue
+		}
+		// The client decodes the response into what it sends: send a copy.
+		sent, err := copyIntent(intent)
+		if err != nil {
+			return err
+		}
+		if err := r.c.Status().Apply(ctx, sent, client.FieldOwner(s.Names[m])); err != nil {
+			return err
+		}
+		if r.applied[m], err = copyIntent(intent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyIntent copies an intent through its JSON, as it would be sent.
+func copyIntent(ac *acv1alpha1.WidgetApplyConfiguration) (*acv1alpha1.WidgetApplyConfiguration, error) {
+	raw, err := json.Marshal(ac)
+	if err != nil {
+		return nil, err
+	}
+	out := &acv1alpha1.WidgetApplyConfiguration{}
+	return out, json.Unmarshal(raw, out)
+}
+
+// sameConditions compares the status conditions of two intents field by
+// field: all the floor's intents hold.
+func sameConditions(a, b *acv1alpha1.WidgetApplyConfiguration) bool {
+	if a.Status == nil || b.Status == nil || len(a.Status.Conditions) != len(b.Status.Conditions) {
+		return false
+	}
+	for i := range a.Status.Conditions {
+		x, y := &a.Status.Conditions[i], &b.Status.Conditions[i]
+		if *x.Type != *y.Type || *x.Status != *y.Status || *x.Reason != *y.Reason || *x.Message != *y.Message ||
+			*x.ObservedGeneration != *y.ObservedGeneration || !x.LastTransitionTime.Equal(y.LastTransitionTime) {
+			return false
+		}
+	}
+	return true
+}
+
 // ReconcileResult sums one approach's reconciles of one phase, in one round
 // or, merged, in all of them.
 type ReconcileResult struct {
@@ -517,6 +618,10 @@ func reconcilers(h *Harness, informers client.Reader) []func() (Reconciler, erro
 			}
 			a, err := h.Applier(c)
 			return &statusapplyBatch{applier: a, cache: informers, requests: req}, err
+		},
+		func() (Reconciler, error) {
+			c, req, _, err := h.Client()
+			return &steadyFloor{c: c, cache: informers, requests: req}, err
 		},
 	}
 }
