@@ -37,7 +37,7 @@ func runConfig() (cfg Config, quick bool, scenarios []string) {
 		// W=8 is in, so that scenario 2's goal is judged at one of its writer counts.
 		return Config{
 			Reconcile:    ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 10, SlowReconciles: 3, Rounds: 1},
-			Contention:   ContentionConfig{Writers: []int{1, 2, 4, 8}, Updates: 10, Rounds: 1},
+			Contention:   ContentionConfig{Writers: []int{1, 2, 4, 8}, Updates: 10, Rounds: 1, GoalRounds: 1},
 			Scale:        ScaleConfig{Objects: 100, Concurrency: 8, Rounds: 2},
 			RoundTrips:   30,
 			ClientRounds: 1,

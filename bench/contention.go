@@ -352,18 +352,25 @@ func RunContention(ctx context.Context, h *Harness, ns string, cfg ContentionCon
 		return nil, err
 	}
 	var out []ContentionResult
+	// run runs one approach at w writers on a fresh Widget named for the
+	// round; what names the round in the log and in the Widget's name.
+	run := func(what string, round int, approach string, w int) error {
+		res, err := runContentionOnce(ctx, h, wc, ns, fmt.Sprintf("%s-w%d-%s%d", approach, w, what[:1], round), approach, w, cfg.Updates)
+		if err != nil {
+			return fmt.Errorf("%s with %d writers: %w", approach, w, err)
+		}
+		logf("contention %s %d W=%2d %-22s %7.1f updates/s p50 %v p99 %v 409s %d failed %d regressions %d final lost %d",
+			what, round+1, w, approach, res.PerSecond(), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
+			res.Conflict, res.Failed, res.Regressions, res.FinalLost)
+		out = append(out, res)
+		return nil
+	}
 	for round := range cfg.Rounds {
 		for _, w := range cfg.Writers {
 			for a := range ContentionApproaches {
-				approach := ContentionApproaches[(a+round)%len(ContentionApproaches)]
-				res, err := runContentionOnce(ctx, h, wc, ns, fmt.Sprintf("%s-w%d-r%d", approach, w, round), approach, w, cfg.Updates)
-				if err != nil {
-					return nil, fmt.Errorf("%s with %d writers: %w", approach, w, err)
+				if err := run("round", round, ContentionApproaches[(a+round)%len(ContentionApproaches)], w); err != nil {
+					return nil, err
 				}
-				logf("contention round %d W=%2d %-22s %7.1f updates/s p50 %v p99 %v 409s %d failed %d regressions %d final lost %d",
-					round+1, w, approach, res.PerSecond(), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
-					res.Conflict, res.Failed, res.Regressions, res.FinalLost)
-				out = append(out, res)
 			}
 		}
 	}
@@ -377,14 +384,9 @@ func RunContention(ctx context.Context, h *Harness, ns string, cfg ContentionCon
 				pair[0], pair[1] = pair[1], pair[0]
 			}
 			for _, approach := range pair {
-				res, err := runContentionOnce(ctx, h, wc, ns, fmt.Sprintf("%s-w%d-g%d", approach, w, round), approach, w, cfg.Updates)
-				if err != nil {
-					return nil, fmt.Errorf("%s with %d writers: %w", approach, w, err)
+				if err := run("goal round", round, approach, w); err != nil {
+					return nil, err
 				}
-				logf("contention goal round %d W=%2d %-22s %7.1f updates/s p50 %v p99 %v 409s %d failed %d regressions %d final lost %d",
-					round+1, w, approach, res.PerSecond(), res.P50.Round(time.Millisecond), res.P99.Round(time.Millisecond),
-					res.Conflict, res.Failed, res.Regressions, res.FinalLost)
-				out = append(out, res)
 			}
 		}
 	}
