@@ -169,7 +169,8 @@ func mergedReconcile(rs []ReconcileResult) []ReconcileResult {
 	return out
 }
 
-// roundsOf are the results in rs that keep, in the order they ran.
+// roundsOf returns the results in rs that keep accepts, in the order they
+// ran.
 func roundsOf[T any](rs []T, keep func(T) bool) []T {
 	var out []T
 	for _, r := range rs {
