@@ -327,13 +327,7 @@ type queueFunc func(batch *batcher.Batch, observed *v1alpha1.Widget, s Reconcile
 // functions are written.
 func queueMutators(batch *batcher.Batch, observed *v1alpha1.Widget, s ReconcileSpec) error {
 	for j := range s.Mutators {
-		err := batcher.Status(batch, observed, FixtureManager, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-			if ac.Status == nil {
-				ac.WithStatus(acv1alpha1.WidgetStatus())
-			}
-			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
-		})
-		if err != nil {
+		if err := batcher.Status(batch, observed, FixtureManager, s.statusFunction(j)); err != nil {
 			return err
 		}
 	}

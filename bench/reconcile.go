@@ -68,6 +68,19 @@ func ManagerNames(m int) []string {
 
 func (s ReconcileSpec) manager(j int) string { return s.Names[j%len(s.Names)] }
 
+// statusFunction is status function j as a Mutator: it sets condition j
+// on the intent, keeping its lastTransitionTime from the observed object.
+// statusapply queues it, the steady floor runs it, as a status function
+// written for statusapply would be.
+func (s ReconcileSpec) statusFunction(j int) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
+	}
+}
+
 func (s ReconcileSpec) condition(j int, generation int64) metav1.Condition {
 	st, reason := metav1.ConditionFalse, "Off"
 	if s.On {
@@ -265,13 +278,7 @@ func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error
 	}
 	b := batcher.New(r.applier)
 	for j := range s.Mutators {
-		err := batcher.Status(b, w, s.manager(j), func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-			if ac.Status == nil {
-				ac.WithStatus(acv1alpha1.WidgetStatus())
-			}
-			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
-		})
-		if err != nil {
+		if err := batcher.Status(b, w, s.manager(j), s.statusFunction(j)); err != nil {
 			return err
 		}
 	}
@@ -301,23 +308,16 @@ type steadyFloor struct {
 func (r *steadyFloor) Name() string                { return SteadyFloor }
 func (r *steadyFloor) Requests() *testenv.Requests { return r.requests }
 
-type floorFunc func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error
-
 func (r *steadyFloor) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	cached := &v1alpha1.Widget{}
 	if err := r.cache.Get(ctx, s.Key, cached); err != nil {
 		return err
 	}
 	observed := cached.DeepCopy() // what a batch keeps: the caller may change cached
-	queued := make([][]floorFunc, len(s.Names))
+	queued := make([][]batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration], len(s.Names))
 	for j := range s.Mutators {
 		m := j % len(s.Names)
-		queued[m] = append(queued[m], func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
-			if ac.Status == nil {
-				ac.WithStatus(acv1alpha1.WidgetStatus())
-			}
-			return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation, s.condition(j, o.Generation))
-		})
+		queued[m] = append(queued[m], s.statusFunction(j))
 	}
 	if len(r.intents) != len(s.Names) {
 		r.intents = make([]*acv1alpha1.WidgetApplyConfiguration, len(s.Names))
@@ -458,13 +458,13 @@ type ReconcileConfig struct {
 
 // RunReconcile runs scenario 1: per round, per manager count, every approach
 // (in an order that rotates each round) runs a phase of reconciles that all
-// change something, then a steady phase that changes nothing. It returns a
-// result per round, approach, manager count and phase, in the order they ran;
-// the report adds the rounds up (mergedReconcile) and shows how far they
-// spread. Each approach
+// change something, then a steady phase that changes nothing. Each approach
 // writes its own Widget, and reconciles that read the object read it from an
 // informer cache, as a controller does; between reconciles, outside the
-// measurement, the harness waits for the cache to hold the last write.
+// measurement, the harness waits for the cache to hold the last write. It
+// returns a result per round, approach, manager count and phase, in the
+// order they ran; the report adds the rounds up (mergedReconcile) and shows
+// how far they spread.
 func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfig, logf func(string, ...any)) ([]ReconcileResult, error) {
 	informers, err := cache.New(h.Config(), cache.Options{Scheme: h.Env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
 	if err != nil {
