@@ -79,6 +79,7 @@ install-plugin: ## Install kubectl-statusapply and its completion helper kubectl
 .PHONY: test
 test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
+	cd bench && $(GO) test $(TEST_FLAGS) ./... # the harness's own tests; the benchmarks need BENCH=1
 
 # Fuzz targets as package:FuzzName, found in the library's test files (bench/ is
 # another module). Go fuzzes one target per package per run, so `make fuzz` runs
