@@ -223,6 +223,28 @@ func (b *Batch) emptyLike(obj client.Object) client.Object {
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
+	// acType is the apply configuration type every queued contribution's
+	// Mutator edits; nil when they edit several, or any is an Edit. It
+	// holds for any part of contribs too, such as what a Flush sends.
+	acType reflect.Type
+}
+
+// push queues c, which has passed its check (see caller.check), on e.
+func (e *entry) push(c contribution) {
+	switch n := len(e.contribs); {
+	case n == 0:
+		e.acType = c.acType()
+	case e.acType != nil && c.call != e.contribs[n-1].call && c.acType() != e.acType:
+		e.acType = nil
+	}
+	e.contribs = append(e.contribs, c)
+}
+
+// sameCaller reports whether c is of the same types as the contribution e
+// queued last, and so needs no check of its own.
+func (e *entry) sameCaller(c contribution) bool {
+	n := len(e.contribs)
+	return n > 0 && e.contribs[n-1].call == c.call
 }
 
 // sent clears the first n contributions, which were sent. With none left
@@ -280,7 +302,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 		b.addObject(o)
 	}
 	e := o.entryFor(t)
-	e.contribs = append(e.contribs, c)
+	e.push(c)
 	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
 	return nil
 }
@@ -341,13 +363,18 @@ func (o *object) entryFor(t ssa.Target) *entry {
 }
 
 // addToLast queues c without checking obj again when the previous
-// contribution was for exactly obj (the same object, unrenamed) and obj
-// already has an entry for sub and manager, and reports whether it did.
-func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) bool {
+// contribution was for exactly obj (the same object, unrenamed), and reports
+// whether it did. An entry for sub and manager that obj does not have yet
+// is added with the previous contribution's target, checked again for its
+// own manager and subresource. c's types are checked unless c is of the same
+// types as the contribution queued last on its entry; an error of that check
+// names the target, and nothing is queued. An entry whose target does not
+// pass is left to the full check, which says why.
+func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.last.object == nil || !b.isLast(obj) {
-		return false
+		return false, nil
 	}
 	e := b.last.entry
 	if e == nil || e.target.Subresource != sub || e.target.Manager != manager {
@@ -358,12 +385,24 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 				break
 			}
 		}
-		if e == nil {
-			return false // a new entry: its manager is checked first
-		}
-		b.last.entry = e
 	}
-	if n := len(e.contribs); n == cap(e.contribs) {
+	if e == nil {
+		t := b.last.target
+		t.Subresource, t.Manager = sub, manager
+		if t.Validate() != nil {
+			return false, nil
+		}
+		if err := c.call.check(); err != nil {
+			return false, fmt.Errorf("%s: %w", t, err)
+		}
+		e = b.last.object.entryFor(t)
+	} else if !e.sameCaller(c) {
+		if err := c.call.check(); err != nil {
+			return false, fmt.Errorf("%s: %w", e.target, err)
+		}
+	}
+	b.last.entry = e
+	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
 		// A second contribution gets room for 8: status functions queue
 		// them by the dozen. A ninth gets room for 32 at once rather than
 		// doubling twice: copying contributions, which hold pointers, is
@@ -372,8 +411,8 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 		copy(grown, e.contribs)
 		e.contribs = grown
 	}
-	e.contribs = append(e.contribs, c)
-	return true
+	e.push(c)
+	return true, nil
 }
 
 // isLast reports whether obj is exactly the object the previous
@@ -587,13 +626,14 @@ type entryWork struct {
 	n     int // how many of the entry's contributions this Flush sends
 }
 
-// contribs returns the contributions ew sends. Contributions are only ever
-// appended, and only a Flush removes them once sent: the Flush's share is a
-// capped view of those queued when it started, not a copy.
-func (b *Batch) contribs(ew entryWork) []contribution {
+// contribs returns the contributions ew sends and the one apply
+// configuration type they edit (see entry.acType). Contributions are only
+// ever appended, and only a Flush removes them once sent: the Flush's share
+// is a capped view of those queued when it started, not a copy.
+func (b *Batch) contribs(ew entryWork) ([]contribution, reflect.Type) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ew.entry.contribs[:ew.n:ew.n]
+	return ew.entry.contribs[:ew.n:ew.n], ew.entry.acType
 }
 
 // observed returns o's observation as it is now.
@@ -632,7 +672,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: t, Err: err})
 			continue
 		}
-		contribs := b.contribs(ew)
+		contribs, acType := b.contribs(ew)
 		opts := applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
@@ -647,7 +687,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, acType), &opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
@@ -696,10 +736,10 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	var errs []error
 	for _, ew := range w.entries {
 		t := ew.entry.target
-		contribs := b.contribs(ew)
+		contribs, acType := b.contribs(ew)
 		opts := applyOptions(contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, acType), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue

@@ -281,7 +281,11 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 		{"then an edit", []contribution{typedC, edit}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := build(ssa.Target{}, nil, tc.contribs)
+			e := &entry{}
+			for _, c := range tc.contribs {
+				e.push(c)
+			}
+			b := build(ssa.Target{}, nil, e.contribs, e.acType)
 			if b.Func == nil || (b.Typed != nil) != tc.typed {
 				t.Fatalf("typed build %v, want %v", b.Typed != nil, tc.typed)
 			}
@@ -290,7 +294,11 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newContribution(Mutator[*v1alpha1.Widget, acv1alpha1.WidgetApplyConfiguration](func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil })); !errors.Is(err, ssa.ErrInvalidInput) {
+	nonPointer, err := newContribution(Mutator[*v1alpha1.Widget, acv1alpha1.WidgetApplyConfiguration](func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nonPointer.call.check(); !errors.Is(err, ssa.ErrInvalidInput) {
 		t.Fatalf("a non-pointer apply configuration type: %v", err)
 	}
 }

@@ -57,12 +57,17 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	if len(opts) > 0 {
 		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
 	}
-	if invalid == nil && b.addToLast(obj, sub, manager, c) {
-		return nil
+	if invalid == nil {
+		if queued, err := b.addToLast(obj, sub, manager, c); queued || err != nil {
+			return err
+		}
 	}
 	t, err := b.applier.TargetFor(obj, sub, manager)
 	if err != nil {
 		return err
+	}
+	if invalid == nil {
+		invalid = c.call.check()
 	}
 	if invalid != nil {
 		return fmt.Errorf("%s: %w", t, invalid)
@@ -91,6 +96,10 @@ type caller interface {
 	isEdit() bool
 	acType() reflect.Type // nil for an Edit
 	observedType() reflect.Type
+	// check refuses a function of types that cannot be queued. It
+	// depends on the types alone: a contribution of the same caller as
+	// the one queued before it needs no check.
+	check() error
 }
 
 type mutatorCaller[O client.Object, AC any] struct{}
@@ -103,6 +112,16 @@ func (mutatorCaller[O, AC]) isEdit() bool               { return false }
 func (mutatorCaller[O, AC]) acType() reflect.Type       { return reflect.TypeFor[AC]() }
 func (mutatorCaller[O, AC]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 
+// check refuses an apply configuration type that is not a pointer to a
+// struct.
+func (mutatorCaller[O, AC]) check() error {
+	acType := reflect.TypeFor[AC]()
+	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
+		return fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
+	}
+	return nil
+}
+
 type editCaller[O client.Object] struct{}
 
 func (editCaller[O]) mutate(any, any, any) error { return errors.New("an Edit is not a Mutator") }
@@ -110,6 +129,7 @@ func (editCaller[O]) edit(fn, obj any) error     { return fn.(Edit[O])(obj.(O)) 
 func (editCaller[O]) isEdit() bool               { return true }
 func (editCaller[O]) acType() reflect.Type       { return nil }
 func (editCaller[O]) observedType() reflect.Type { return reflect.TypeFor[O]() }
+func (editCaller[O]) check() error               { return nil }
 
 // isEdit reports whether c is an Edit, which changes a copy of the object
 // instead of an apply configuration.
@@ -130,14 +150,11 @@ func (c *contribution) edit(obj any) error { return c.call.edit(c.fn, obj) }
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
 
 func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contribution, error) {
+	c := contribution{fn: mutate, call: mutatorCaller[O, AC]{}}
 	if mutate == nil {
-		return contribution{}, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
+		return c, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
 	}
-	acType := reflect.TypeFor[AC]()
-	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
-		return contribution{}, fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
-	}
-	return contribution{fn: mutate, call: mutatorCaller[O, AC]{}}, nil
+	return c, nil
 }
 
 // newFromContent returns a new value of pointer type typ holding a copy of u's
@@ -181,17 +198,14 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // An entry made of Mutators of one apply configuration type (not
 // unstructured) also gets a typed build, which keeps the intent in that type
 // throughout; so does one made of status Edits of a typed object with metav1
-// conditions (see editTypedBuild).
-func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.Build {
-	b := ssa.Build{Func: buildFunc(t, tc, contribs), Typed: editTypedBuild(t, tc, contribs)}
-	acType := contribs[0].acType()
+// conditions (see editTypedBuild). acType is the one apply configuration
+// type of contribs' Mutators, nil when there are several or any Edit (see
+// entry.oneACType).
+func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
+	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {
+		b.Typed = editTypedBuild(t, tc, contribs)
 		return b
-	}
-	for i := 1; i < len(contribs); i++ {
-		if contribs[i].acType() != acType {
-			return b
-		}
 	}
 	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
 		obs := observations{observed: observed, gvk: t.GVK}

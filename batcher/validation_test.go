@@ -182,3 +182,71 @@ func TestBadFieldManagerIsRefusedWhenQueued(t *testing.T) {
 		t.Fatalf("pending %v, want nothing queued", p)
 	}
 }
+
+// An apply configuration type that is not a pointer to a struct is refused
+// when queued, naming the target, whichever way the contribution is queued:
+// first for its object, after a valid one on the same entry (which skips the
+// checks it already passed), or as a new entry of the object queued last.
+// Nothing of a refused contribution is queued.
+func TestNonPointerApplyConfigurationIsRefusedOnEveryQueuePath(t *testing.T) {
+	valid := func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+		ac.WithStatus(acv1alpha1.WidgetStatus().WithPhase("On"))
+		return nil
+	}
+	nonPointer := func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }
+	for _, tc := range []struct {
+		name    string
+		before  []string // managers a valid contribution is queued for first
+		manager string
+	}{
+		{"first for its object", nil, "m"},
+		{"on an entry with a valid one", []string{"m"}, "m"},
+		{"a new entry of the object queued last", []string{"m"}, "other"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, _ := countingFixture(t, "w")
+			w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}}
+			b := batcher.New(a)
+			for _, m := range tc.before {
+				if err := batcher.Status(b, w, m, valid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			pending := b.Pending()
+			err := batcher.Status(b, w, tc.manager, nonPointer)
+			if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "not a pointer to a struct") ||
+				!strings.Contains(err.Error(), `as "`+tc.manager+`"`) {
+				t.Fatalf("queueing a non-pointer apply configuration: %v", err)
+			}
+			if got := b.Pending(); len(got) != len(pending) {
+				t.Fatalf("pending %v after the refusal, want %v", got, pending)
+			}
+			// A valid contribution of the same entry is still checked and
+			// queued after the refusal.
+			if err := batcher.Status(b, w, tc.manager, valid); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// A new entry of the object queued last takes that contribution's target
+// with its own manager and subresource, and the manager is checked all the
+// same: an invalid one is refused and queues nothing.
+func TestNewEntryOfTheLastObjectChecksItsManager(t *testing.T) {
+	a, _, _ := countingFixture(t, "w")
+	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns"}}
+	b := batcher.New(a)
+	valid := func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error { return nil }
+	if err := batcher.Status(b, w, "m", valid); err != nil {
+		t.Fatal(err)
+	}
+	for _, manager := range []string{"", "bad\tmanager", strings.Repeat("x", ssa.MaxFieldManagerLength+1)} {
+		if err := batcher.Status(b, w, manager, valid); !errors.Is(err, ssa.ErrInvalidInput) {
+			t.Fatalf("manager %q: %v", manager, err)
+		}
+	}
+	if got := b.Pending(); len(got) != 1 || got[0].Manager != "m" {
+		t.Fatalf("pending %v, want only m's entry", got)
+	}
+}

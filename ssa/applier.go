@@ -167,7 +167,13 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // Apply is the one-Target form of what batcher.Batch.Flush does for every
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
+	var o ApplyOptions
+	res, ok, built, err := a.steady(ctx, t, observed, b, o.ApplyOptions(opts))
+	if ok {
+		return res, err
+	}
 	run := a.newRun(ctx, t, observed, b, opts)
+	run.built = built
 	defer a.endRun(run)
 	if err := run.check(); err != nil {
 		return run.fail(err)
@@ -198,6 +204,9 @@ type applyRun struct {
 	// like is the object given to Apply: responses are decoded into its Go
 	// type, even when an attempt was built on an unstructured re-read.
 	like client.Object
+	// built is the intent the steady look built and found changed, for
+	// the first attempt (see prepare); nil when there is none.
+	built *builtIntent
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
@@ -228,17 +237,22 @@ func (a *Applier) endRun(r *applyRun) {
 // check refuses, before any request, a target, observed object or build
 // that cannot be applied.
 func (r *applyRun) check() error {
-	if err := r.t.Validate(); err != nil {
+	return checkApply(r.t, r.res.Object, r.build, &r.opts)
+}
+
+// checkApply refuses, before any request, a target, observed object, build
+// or options that cannot be applied.
+func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) error {
+	if err := t.Validate(); err != nil {
 		return err
 	}
-	observed := r.res.Object
 	if observed == nil || (reflect.ValueOf(observed).Kind() == reflect.Pointer && reflect.ValueOf(observed).IsNil()) {
 		return invalidf("nil observed object")
 	}
-	if r.build.Func == nil {
+	if b.Func == nil {
 		return invalidf("no build function")
 	}
-	if r.opts.AsOwner && !r.opts.DryRun {
+	if opts.AsOwner && !opts.DryRun {
 		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
@@ -275,7 +289,8 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res, r.built)
+	r.built = nil // a retry builds on its fresh read
 	if err != nil {
 		return false, err
 	}

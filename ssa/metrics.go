@@ -29,14 +29,14 @@ type metrics struct {
 	shadowEntries     *prometheus.CounterVec
 	shadowDivergences *prometheus.CounterVec
 
-	// targetLabels holds one read-only label set per (manager, group,
-	// kind), so that an apply does not build one: most applies touch one
-	// counter, and the map would cost more than the count.
 	// targets holds each (manager, group, kind)'s label set and series,
 	// looked up once: With hashes the labels on every call, and a reconcile
 	// that changes nothing would otherwise spend more on its metrics than on
-	// deciding that.
-	targets sync.Map // [3]string -> *targetMetrics
+	// deciding that. Series are added once per manager and kind and read
+	// by every Flush, so the map is replaced, never modified: a read is a
+	// load and a map lookup, without a lock. targetsMu orders the writers.
+	targets   atomic.Pointer[map[[3]string]*targetMetrics]
+	targetsMu sync.Mutex
 }
 
 // Conflict classes, the values of statusapply_conflicts_total's class label.
@@ -165,11 +165,26 @@ func seriesKey(t Target) [3]string {
 }
 
 func (m *metrics) ofKey(key [3]string) *targetMetrics {
-	if tm, ok := m.targets.Load(key); ok {
-		return tm.(*targetMetrics)
+	if known := m.targets.Load(); known != nil {
+		if tm := (*known)[key]; tm != nil {
+			return tm
+		}
+	}
+	m.targetsMu.Lock()
+	defer m.targetsMu.Unlock()
+	var known map[[3]string]*targetMetrics
+	if p := m.targets.Load(); p != nil {
+		if tm := (*p)[key]; tm != nil {
+			return tm // added since the look above
+		}
+		known = *p
+	}
+	next := make(map[[3]string]*targetMetrics, len(known)+1)
+	for k, v := range known {
+		next[k] = v
 	}
 	l := prometheus.Labels{"manager": key[0], "group": key[1], "kind": key[2]}
-	tm, _ := m.targets.LoadOrStore(key, &targetMetrics{
+	tm := &targetMetrics{
 		labels:  l,
 		applies: lazySeries[prometheus.Counter]{with: m.applies.With, labels: l},
 		skipped: lazySeries[prometheus.Counter]{with: m.skipped.With, labels: l},
@@ -177,8 +192,10 @@ func (m *metrics) ofKey(key [3]string) *targetMetrics {
 		reads:   lazySeries[prometheus.Counter]{with: m.reads.With, labels: l},
 		latency: lazySeries[prometheus.Observer]{with: m.latency.With, labels: l},
 		pending: lazySeries[prometheus.Gauge]{with: m.pending.With, labels: l},
-	})
-	return tm.(*targetMetrics)
+	}
+	next[key] = tm
+	m.targets.Store(&next)
+	return tm
 }
 
 // conflict counts a 409 of t in its class.
@@ -200,6 +217,9 @@ func (m *metrics) conflict(t Target, err error) {
 // zero value is empty; a PendingTally is not safe for concurrent use.
 type PendingTally struct {
 	series []pendingSeries
+	// inline holds the series of a Flush of a few managers and kinds, the
+	// usual reconcile's, without an allocation.
+	inline [4]pendingSeries
 }
 
 // pendingSeries is one manager and kind a Flush tried (see seriesKey).
@@ -214,6 +234,9 @@ func (p *PendingTally) Add(t Target, queued bool) {
 	key := seriesKey(t)
 	i := slices.IndexFunc(p.series, func(s pendingSeries) bool { return s.key == key })
 	if i < 0 {
+		if p.series == nil {
+			p.series = p.inline[:0]
+		}
 		p.series = append(p.series, pendingSeries{key: key})
 		i = len(p.series) - 1
 	}

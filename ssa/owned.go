@@ -78,6 +78,9 @@ type ownedState struct {
 	content map[string]any // owned values without identity; nil until needed when last is set
 	last    *acForm        // the form last asked for, or applied; nil until then
 
+	// series is the metrics series of the state's target, once looked up.
+	series atomic.Pointer[targetMetrics]
+
 	// The state's place in the Applier's ownedCache, guarded by the
 	// cache's lock: its key (whose uid is its object's, shared), and its
 	// neighbours in recency order. A state is its own list element.
@@ -94,6 +97,7 @@ type ownedState struct {
 type acForm struct {
 	typ reflect.Type
 	ac  any
+	lay *acLayout // typ's layout
 	// sum is the length and checksum of ac's JSON (see jsonSum); 0 until
 	// known. It tells most intents that encode differently without
 	// encoding ac again.
@@ -189,11 +193,21 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 		return nil, err
 	}
 	lay.setUID(ac, uid)
-	f = &acForm{typ: typ, ac: ac}
+	f = &acForm{typ: typ, ac: ac, lay: &lay}
 	s.mu.Lock()
 	s.last = f
 	s.mu.Unlock()
 	return f, nil
+}
+
+// seriesOf returns the metrics series of t, the state's target.
+func (s *ownedState) seriesOf(m *metrics, t Target) *targetMetrics {
+	if p := s.series.Load(); p != nil {
+		return p
+	}
+	p := m.of(t)
+	s.series.Store(p)
+	return p
 }
 
 // at returns the same state at another resourceVersion.

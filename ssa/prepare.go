@@ -43,11 +43,15 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 // anything. The typed path is taken when b has one, nothing needs the
 // intent as unstructured content (a guarded apply rebuilds it, a yielding
 // policy edits it) and its Mutate does not decline (ErrBuildUntyped).
+//
+// built, when not nil, is the intent the steady look (see steady) built on
+// the form it names and found changed: it is used rather than built again
+// when st still has that form.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, res *Result) (*prepared, error) {
+	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
 	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
 		if lay, ok := a.layouts.of(b.Typed.Type); ok {
-			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
+			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, built)
 			if !errors.Is(err, ErrBuildUntyped) {
 				return p, err
 			}
@@ -60,23 +64,31 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // what the manager owns in that type (kept with the owned state), edited by
 // the mutators, compared with the original before it is even encoded, and
 // encoded once for both the final comparison and the request.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay acLayout, mode Mode) (*prepared, error) {
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay acLayout, mode Mode,
+	built *builtIntent) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
 	}
 	var ac any
 	var spare *spareAC
-	if mode == Incremental {
+	switch {
+	case built != nil && built.form == owned && mode == Incremental:
+		// The mutators ran on this copy of owned already.
+		spare, ac = built.spare, built.spare.ac
+	case mode == Incremental:
 		spare = owned.copyToEdit()
 		ac = spare.ac
-	} else if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
-		return nil, err
-	} else {
+	default:
+		if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
+			return nil, err
+		}
 		lay.setUID(ac, obs.GetUID())
 	}
-	if err := tb.Mutate(ac, obs); err != nil {
-		return nil, err
+	if spare == nil || built == nil || spare != built.spare {
+		if err := tb.Mutate(ac, obs); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err

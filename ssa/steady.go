@@ -1,0 +1,67 @@
+package ssa
+
+import (
+	"context"
+	"errors"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// steady answers an apply that changes nothing from what the Applier
+// remembers, without the machinery of a run: most reconciles change
+// nothing, and for them that machinery cost more than deciding it. It takes
+// the path a run's first attempt would take to the same answer: the typed
+// build, on the typed form of the state remembered at observed's
+// resourceVersion (never at another one: only there does the state need no
+// check against observed, see owned.go). Wherever that path would go
+// elsewhere (no such state, a guarded or yielding apply, a dry run, a
+// declarative build, a Mutate that declines), ok is false and the run does
+// all of it, as it would have. An intent that changed something is handed to
+// the run as built, so that the mutators run once.
+//
+// What the run checks and steady does not is checked by equality: an intent
+// equal to the form names the form's object, which the run checked when it
+// remembered it, and holds the conditions the API server accepted from it.
+func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (res Result, ok bool, built *builtIntent, err error) {
+	if b.Typed == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
+		checkApply(t, observed, b, opts) != nil || a.policy(t.Manager, *opts).Yields() {
+		return Result{}, false, nil, nil
+	}
+	uid, rv := observed.GetUID(), observed.GetResourceVersion()
+	if uid == "" || rv == "" {
+		return Result{}, false, nil, nil
+	}
+	st := a.owned.get(ownedKey{uid: uid, manager: t.Manager, sub: t.Subresource})
+	if st == nil || st.rv != rv {
+		return Result{}, false, nil, nil
+	}
+	st.mu.Lock()
+	f := st.last
+	st.mu.Unlock()
+	if f == nil || f.typ != b.Typed.Type || f.lay == nil {
+		return Result{}, false, nil, nil
+	}
+	spare := f.copyToEdit()
+	if err := b.Typed.Mutate(spare.ac, observed); err != nil {
+		if errors.Is(err, ErrBuildUntyped) {
+			return Result{}, false, nil, nil // declined before deciding anything
+		}
+		return Result{Object: observed, Observed: observed}, true, nil, &Error{Target: t, Err: err}
+	}
+	if !f.lay.equalAC(spare.ac, f.ac) {
+		return Result{}, false, &builtIntent{form: f, spare: spare}, nil
+	}
+	f.giveBack(spare)
+	st.seriesOf(a.metrics, t).skipped.get().Inc()
+	if l := loggerFrom(ctx).V(1); l.Enabled() {
+		l.Info("apply skipped: no change", "target", t.String())
+	}
+	return Result{Object: observed, Observed: observed}, true, nil, nil
+}
+
+// builtIntent is an intent built by editing spare, a copy of form's apply
+// configuration.
+type builtIntent struct {
+	form  *acForm
+	spare *spareAC
+}

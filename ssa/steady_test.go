@@ -1,0 +1,107 @@
+package ssa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+)
+
+// The steady look trusts a remembered state only at the resourceVersion it
+// was remembered at. Another process applying under the same manager name
+// leaves the manager's entry byte for byte the same, with another value, at
+// a new resourceVersion: the intent equals the remembered form, and still has
+// to be sent to put the value back. The control moves the remembered state to
+// the new resourceVersion, as a cache trusting the form whatever the version
+// would: the apply is skipped and the other process's value stays.
+func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
+			h := newHarness(t)
+			ctx := context.Background()
+			res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+			if err != nil || !res.Sent {
+				t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
+			}
+			same := acv1alpha1.Widget("w1", "ns").WithStatus(acv1alpha1.WidgetStatus().WithPhase("Off"))
+			if err := h.c.Apply(ctx, same, client.FieldOwner("m")); err != nil {
+				t.Fatal(err)
+			}
+			moved := h.observe(t)
+			if control {
+				st := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource})
+				st.rv = moved.ResourceVersion
+			}
+			again, err := h.a.Apply(ctx, h.t, moved, widgetBuild("On", nil), &ApplyOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			phase := h.observe(t).Status.Phase
+			if control {
+				if again.Sent || phase != "Off" {
+					t.Fatalf("control: sent %v, phase %q; the spec cannot tell a trusted version from another", again.Sent, phase)
+				}
+				return
+			}
+			if !again.Sent || phase != "On" {
+				t.Fatalf("an equal intent at another version: sent %v, phase %q; want it sent and On", again.Sent, phase)
+			}
+		})
+	}
+}
+
+// An intent the steady look finds changed is built once: the run sends the
+// copy the mutators edited, rather than running them again. A Mutate that
+// renames the object is refused as the run would refuse it, and one that
+// fails makes Apply fail naming the target, with nothing sent either way.
+func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil || !res.Sent {
+		t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
+	}
+	calls := 0
+	counted := widgetBuild("Off", nil)
+	mutate := counted.Typed.Mutate
+	counted.Typed.Mutate = func(ac any, observed client.Object) error {
+		calls++
+		return mutate(ac, observed)
+	}
+	changed, err := h.a.Apply(ctx, h.t, res.Object, counted, &ApplyOptions{})
+	if err != nil || !changed.Sent || intentOf(changed) != typedPrefix+`,"status":{"phase":"Off"}}` {
+		t.Fatalf("a changed intent: sent %v, intent %s, err %v", changed.Sent, changed.Intent, err)
+	}
+	if calls != 1 {
+		t.Fatalf("the mutators ran %d times for one apply", calls)
+	}
+	sent := len(h.bodies())
+
+	renamed := widgetBuild("Off", nil)
+	renamed.Typed.Mutate = func(ac any, _ client.Object) error {
+		ac.(*acv1alpha1.WidgetApplyConfiguration).WithName("w2")
+		return nil
+	}
+	if _, err := h.a.Apply(ctx, h.t, changed.Object, renamed, &ApplyOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Fatalf("a renaming mutator: %v", err)
+	}
+	boom := errors.New("boom")
+	failing := widgetBuild("Off", nil)
+	failing.Typed.Mutate = func(any, client.Object) error { return boom }
+	_, err = h.a.Apply(ctx, h.t, changed.Object, failing, &ApplyOptions{})
+	var applyErr *Error
+	if !errors.Is(err, boom) || !errors.As(err, &applyErr) || applyErr.Target != h.t {
+		t.Fatalf("a failing mutator: %v", err)
+	}
+	if len(h.bodies()) != sent {
+		t.Fatal("a refused or failed build sent an apply")
+	}
+	if got, ok := changed.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "Off" {
+		t.Fatalf("response %T", changed.Object)
+	}
+}
