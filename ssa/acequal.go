@@ -2,6 +2,7 @@ package ssa
 
 import (
 	"reflect"
+	"slices"
 	"unsafe"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,14 @@ func (c *equalCompiler) compile(t reflect.Type) equalFunc {
 
 func (c *equalCompiler) build(t reflect.Type) equalFunc {
 	switch t {
+	case objectMetaACType.Elem():
+		if equal, ok := c.objectMeta(t); ok {
+			return equal
+		}
+	case typeMetaACType:
+		if equal, ok := typeMeta(t); ok {
+			return equal
+		}
 	case conditionsACType:
 		return func(a, b unsafe.Pointer) bool {
 			return equalConditions(*(*[]metav1ac.ConditionApplyConfiguration)(a), *(*[]metav1ac.ConditionApplyConfiguration)(b))
@@ -256,4 +265,73 @@ func deepEqualAt(t reflect.Type) equalFunc {
 	return func(a, b unsafe.Pointer) bool {
 		return reflect.DeepEqual(reflect.NewAt(t, a).Elem().Interface(), reflect.NewAt(t, b).Elem().Interface())
 	}
+}
+
+// Every typed intent holds its object's identity (kind, apiVersion, name,
+// namespace, uid), and every steady reconcile compares it: the metadata and
+// type metadata are compared field by field in code rather than by a closure
+// per field, whose scattered closures cost more to reach than to run. Each
+// stands in for the compiled comparison only while the type has exactly the
+// fields it compares (a client-go that adds one gets the compiled
+// comparison), and compares as it would.
+
+var typeMetaACType = reflect.TypeFor[metav1ac.TypeMetaApplyConfiguration]()
+
+// objectMetaFields are the fields of ObjectMetaApplyConfiguration, in order,
+// that objectMeta's comparison reads.
+var objectMetaFields = []string{"Name", "GenerateName", "Namespace", "UID", "ResourceVersion", "Generation",
+	"CreationTimestamp", "DeletionTimestamp", "DeletionGracePeriodSeconds", "Labels", "Annotations",
+	"OwnerReferences", "Finalizers"}
+
+// hasFields reports whether struct type t has exactly the fields named, in
+// that order.
+func hasFields(t reflect.Type, names []string) bool {
+	if t.NumField() != len(names) {
+		return false
+	}
+	for i, name := range names {
+		if t.Field(i).Name != name {
+			return false
+		}
+	}
+	return true
+}
+
+// objectMeta compares ObjectMetaApplyConfiguration values.
+func (c *equalCompiler) objectMeta(t reflect.Type) (equalFunc, bool) {
+	if !hasFields(t, objectMetaFields) {
+		return nil, false
+	}
+	owners := c.compile(reflect.TypeFor[[]metav1ac.OwnerReferenceApplyConfiguration]())
+	return func(a, b unsafe.Pointer) bool {
+		x, y := (*metav1ac.ObjectMetaApplyConfiguration)(a), (*metav1ac.ObjectMetaApplyConfiguration)(b)
+		return equalPtr(x.Name, y.Name) && equalPtr(x.Namespace, y.Namespace) && equalPtr(x.UID, y.UID) &&
+			equalPtr(x.GenerateName, y.GenerateName) && equalPtr(x.ResourceVersion, y.ResourceVersion) &&
+			equalPtr(x.Generation, y.Generation) && equalTime(x.CreationTimestamp, y.CreationTimestamp) &&
+			equalTime(x.DeletionTimestamp, y.DeletionTimestamp) &&
+			equalPtr(x.DeletionGracePeriodSeconds, y.DeletionGracePeriodSeconds) &&
+			equalStringMaps(x.Labels, y.Labels) && equalStringMaps(x.Annotations, y.Annotations) &&
+			owners(unsafe.Pointer(&x.OwnerReferences), unsafe.Pointer(&y.OwnerReferences)) &&
+			len(x.Finalizers) == len(y.Finalizers) && (x.Finalizers == nil) == (y.Finalizers == nil) &&
+			slices.Equal(x.Finalizers, y.Finalizers)
+	}, true
+}
+
+// typeMeta compares TypeMetaApplyConfiguration values.
+func typeMeta(t reflect.Type) (equalFunc, bool) {
+	if !hasFields(t, []string{"Kind", "APIVersion"}) {
+		return nil, false
+	}
+	return func(a, b unsafe.Pointer) bool {
+		x, y := (*metav1ac.TypeMetaApplyConfiguration)(a), (*metav1ac.TypeMetaApplyConfiguration)(b)
+		return equalPtr(x.Kind, y.Kind) && equalPtr(x.APIVersion, y.APIVersion)
+	}, true
+}
+
+// equalTime compares times as they encode, to the second.
+func equalTime(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Unix() == b.Unix()
 }
