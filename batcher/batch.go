@@ -223,21 +223,32 @@ func (b *Batch) emptyLike(obj client.Object) client.Object {
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
-	// acType is the apply configuration type every queued contribution's
-	// Mutator edits; nil when they edit several, or any is an Edit. It
-	// holds for any part of contribs too, such as what a Flush sends.
-	acType reflect.Type
+	// mixed is set when the queued contributions are not all Mutators of
+	// the first one's apply configuration type. Unset, it holds for any
+	// part of contribs too, such as what a Flush sends. (A flag rather than
+	// the type: a Flush of many objects holds thousands of entries.)
+	mixed bool
 }
 
 // push queues c, which has passed its check (see caller.check), on e.
 func (e *entry) push(c contribution) {
-	switch n := len(e.contribs); {
-	case n == 0:
-		e.acType = c.acType()
-	case e.acType != nil && c.call != e.contribs[n-1].call && c.acType() != e.acType:
-		e.acType = nil
+	if n := len(e.contribs); n == 0 {
+		e.mixed = false
+	} else if !e.mixed && c.call != e.contribs[n-1].call {
+		first := e.contribs[0].acType()
+		e.mixed = first == nil || c.acType() != first
 	}
 	e.contribs = append(e.contribs, c)
+}
+
+// acType is the one apply configuration type of contribs, contributions of
+// an entry as they were when queued, whose Mutators all edit it; nil when
+// they edit several or one is an Edit.
+func acType(contribs []contribution, mixed bool) reflect.Type {
+	if mixed || len(contribs) == 0 {
+		return nil
+	}
+	return contribs[0].acType()
 }
 
 // sameCaller reports whether c is of the same types as the contribution e
@@ -627,13 +638,14 @@ type entryWork struct {
 }
 
 // contribs returns the contributions ew sends and the one apply
-// configuration type they edit (see entry.acType). Contributions are only
+// configuration type they edit (see acType). Contributions are only
 // ever appended, and only a Flush removes them once sent: the Flush's share
 // is a capped view of those queued when it started, not a copy.
 func (b *Batch) contribs(ew entryWork) ([]contribution, reflect.Type) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return ew.entry.contribs[:ew.n:ew.n], ew.entry.acType
+	contribs := ew.entry.contribs[:ew.n:ew.n]
+	return contribs, acType(contribs, ew.entry.mixed)
 }
 
 // observed returns o's observation as it is now.

@@ -200,7 +200,7 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // throughout; so does one made of status Edits of a typed object with metav1
 // conditions (see editTypedBuild). acType is the one apply configuration
 // type of contribs' Mutators, nil when there are several or any Edit (see
-// entry.oneACType).
+// acType).
 func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {

@@ -53,13 +53,19 @@ type layouts struct{ m sync.Map }
 // of returns typ's layout; ok is false when typ is not a pointer to a struct
 // with embedded object metadata, which the typed path needs.
 func (l *layouts) of(typ reflect.Type) (acLayout, bool) {
+	return derefLayout(l.shared(typ))
+}
+
+// shared returns the one copy of typ's layout the cache keeps, which callers
+// must not modify; nil when typ has none (see of).
+func (l *layouts) shared(typ reflect.Type) *acLayout {
 	if v, ok := l.m.Load(typ); ok {
 		lay, _ := v.(*acLayout)
-		return derefLayout(lay)
+		return lay
 	}
-	lay := findLayout(typ)
-	l.m.Store(typ, lay)
-	return derefLayout(lay)
+	v, _ := l.m.LoadOrStore(typ, findLayout(typ))
+	lay, _ := v.(*acLayout)
+	return lay
 }
 
 func derefLayout(l *acLayout) (acLayout, bool) {

@@ -70,9 +70,6 @@ type ownedKey struct {
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
-	// complete is set when content holds every field of entry, the
-	// condition for reusing the state at another resourceVersion.
-	complete bool
 
 	mu      sync.Mutex
 	content map[string]any // owned values without identity; nil until needed when last is set
@@ -87,6 +84,11 @@ type ownedState struct {
 	key          ownedKey
 	newer, older *ownedState
 	cached       bool
+
+	// complete is set when content holds every field of entry, the
+	// condition for reusing the state at another resourceVersion. (It sits
+	// beside cached: an Applier keeps thousands of states.)
+	complete bool
 }
 
 // acForm is the owned content as one apply configuration type, with the
@@ -97,7 +99,7 @@ type ownedState struct {
 type acForm struct {
 	typ reflect.Type
 	ac  any
-	lay *acLayout // typ's layout
+	lay *acLayout // typ's layout, shared with the Applier's layouts
 	// sum is the length and checksum of ac's JSON (see jsonSum); 0 until
 	// known. It tells most intents that encode differently without
 	// encoding ac again.
@@ -177,7 +179,7 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 
 // form returns the owned content as typ, building it once (again only when
 // another type was asked for since).
-func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UID) (*acForm, error) {
+func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.UID) (*acForm, error) {
 	s.mu.Lock()
 	f := s.last
 	s.mu.Unlock()
@@ -193,7 +195,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay acLayout, uid types.UI
 		return nil, err
 	}
 	lay.setUID(ac, uid)
-	f = &acForm{typ: typ, ac: ac, lay: &lay}
+	f = &acForm{typ: typ, ac: ac, lay: lay}
 	s.mu.Lock()
 	s.last = f
 	s.mu.Unlock()

@@ -50,7 +50,7 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
 	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
 	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
-		if lay, ok := a.layouts.of(b.Typed.Type); ok {
+		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
 			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, built)
 			if !errors.Is(err, ErrBuildUntyped) {
 				return p, err
@@ -64,7 +64,7 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // what the manager owns in that type (kept with the owned state), edited by
 // the mutators, compared with the original before it is even encoded, and
 // encoded once for both the final comparison and the request.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay acLayout, mode Mode,
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode,
 	built *builtIntent) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {

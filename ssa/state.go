@@ -120,9 +120,8 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
-		var layout *acLayout
-		if lay, ok := a.layouts.of(in.acType); ok {
-			layout = &lay
+		lay := a.layouts.shared(in.acType)
+		if lay != nil {
 			// The applied configuration is no longer edited: it may share
 			// the object's identity with the other managers' forms.
 			if meta := lay.objectMeta(in.ac, false); meta != nil {
@@ -131,7 +130,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 				}
 			}
 		}
-		st.last = &acForm{typ: in.acType, ac: in.ac, lay: layout}
+		st.last = &acForm{typ: in.acType, ac: in.ac, lay: lay}
 		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
 		st.content = withoutIdentity(in.content)
