@@ -67,6 +67,9 @@ type Batch struct {
 		target ssa.Target // the target obj was checked for
 		object *object
 		entry  *entry // nil once a Flush may have dropped it
+		// call is the caller of the contribution queued last, whose
+		// types passed their check (see caller.check).
+		call caller
 	}
 }
 
@@ -251,13 +254,6 @@ func acType(contribs []contribution, mixed bool) reflect.Type {
 	return contribs[0].acType()
 }
 
-// sameCaller reports whether c is of the same types as the contribution e
-// queued last, and so needs no check of its own.
-func (e *entry) sameCaller(c contribution) bool {
-	n := len(e.contribs)
-	return n > 0 && e.contribs[n-1].call == c.call
-}
-
 // sent clears the first n contributions, which were sent. With none left
 // the entry lets go of their array: a cleared entry stays in its object
 // until the Flush ends, and the contributions' functions often hold the
@@ -314,7 +310,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	}
 	e := o.entryFor(t)
 	e.push(c)
-	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
+	b.last.obj, b.last.target, b.last.object, b.last.entry, b.last.call = obj, t, o, e, c.call
 	return nil
 }
 
@@ -377,8 +373,8 @@ func (o *object) entryFor(t ssa.Target) *entry {
 // contribution was for exactly obj (the same object, unrenamed), and reports
 // whether it did. An entry for sub and manager that obj does not have yet
 // is added with the previous contribution's target, checked again for its
-// own manager and subresource. c's types are checked unless c is of the same
-// types as the contribution queued last on its entry; an error of that check
+// own manager and subresource. c's types are checked unless they are those of
+// the contribution queued last (see checkCaller); an error of that check
 // names the target, and nothing is queued. An entry whose target does not
 // pass is left to the full check, which says why.
 func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) (bool, error) {
@@ -403,14 +399,12 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 		if t.Validate() != nil {
 			return false, nil
 		}
-		if err := c.call.check(); err != nil {
+		if err := b.checkCaller(c); err != nil {
 			return false, fmt.Errorf("%s: %w", t, err)
 		}
 		e = b.last.object.entryFor(t)
-	} else if !e.sameCaller(c) {
-		if err := c.call.check(); err != nil {
-			return false, fmt.Errorf("%s: %w", e.target, err)
-		}
+	} else if err := b.checkCaller(c); err != nil {
+		return false, fmt.Errorf("%s: %w", e.target, err)
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
@@ -424,6 +418,20 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 	}
 	e.push(c)
 	return true, nil
+}
+
+// checkCaller checks c's types (see caller.check) unless they are those of
+// the contribution queued last, which passed: status functions queue many
+// contributions of one type in a row. b.mu is held.
+func (b *Batch) checkCaller(c contribution) error {
+	if b.last.call != nil && c.call == b.last.call {
+		return nil
+	}
+	if err := c.call.check(); err != nil {
+		return err
+	}
+	b.last.call = c.call
+	return nil
 }
 
 // isLast reports whether obj is exactly the object the previous
@@ -522,28 +530,21 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	defer b.flushMu.Unlock()
 
 	b.mu.Lock()
+	if o := b.onlyObjectToWrite(); o != nil {
+		return b.flushOne(ctx, o, dryRun) // unlocks b.mu
+	}
 	work := make([]flushWork, 0, len(b.objects))
 	for _, o := range b.objects {
 		if len(o.entries) == 0 {
 			continue
 		}
-		w := flushWork{object: o, entries: make([]entryWork, 0, len(o.entries))}
-		for _, e := range sendOrder(o.entries) {
-			w.entries = append(w.entries, entryWork{entry: e, n: len(e.contribs)})
-		}
-		work = append(work, w)
+		work = append(work, b.workOf(o, make([]entryWork, 0, len(o.entries))))
 	}
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var tally ssa.PendingTally // not shared with goroutines for a Flush of one object
-	if len(work) == 1 {
-		// One object: its entries go in order anyway.
-		errs[0] = b.flushObject(ctx, work[0], dryRun)
-		if dryRun == nil {
-			b.settle(&work[0], &tally)
-		}
-	} else {
+	var tally ssa.PendingTally
+	if len(work) > 0 {
 		shared := &ssa.PendingTally{}
 		sem := make(chan struct{}, b.concurrency)
 		var wg sync.WaitGroup
@@ -571,6 +572,50 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 		b.applier.RecordPending(&tally)
 	}
 	return errors.Join(errs...)
+}
+
+// onlyObjectToWrite returns the object whose entries a Flush writes when
+// there is exactly one, else nil. b.mu is held.
+func (b *Batch) onlyObjectToWrite() *object {
+	var only *object
+	for _, o := range b.objects {
+		if len(o.entries) == 0 {
+			continue
+		}
+		if only != nil {
+			return nil
+		}
+		only = o
+	}
+	return only
+}
+
+// workOf returns o's share of a Flush, its entries appended to entries.
+// b.mu is held.
+func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
+	for _, e := range sendOrder(o.entries) {
+		entries = append(entries, entryWork{entry: e, n: len(e.contribs)})
+	}
+	return flushWork{object: o, entries: entries}
+}
+
+// flushOne is flush for one object to write, a reconcile's usual Flush: its
+// entries go in order, and nothing of the Flush outlives the call, so that
+// it keeps its bookkeeping (a few entries and the pending tally) on the
+// stack. It is called with b.mu held and unlocks it.
+func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target, ssa.Result, error)) error {
+	var room [4]entryWork
+	w := b.workOf(o, room[:0])
+	b.mu.Unlock()
+	err := b.flushObject(ctx, w, dryRun)
+	if dryRun == nil {
+		var tally ssa.PendingTally
+		b.settle(&w, &tally)
+		if b.shadow == nil {
+			b.applier.RecordPending(&tally)
+		}
+	}
+	return errors.Join(err) // as a Flush of many objects joins them
 }
 
 // settle records what the Flush did with w's entries and drops those with

@@ -884,17 +884,22 @@ func TestPendingTally(t *testing.T) {
 	p.Add(tg("b", gvk.Group, "Widget", "w1"), false)
 	p.Add(tg("a", "other.example.com", "Widget", "w1"), true)
 	p.Add(tg("a", gvk.Group, "Gadget", "g1"), false)
+	p.Add(tg("c", gvk.Group, "Widget", "w1"), true)
+	p.Add(tg("c", gvk.Group, "Widget", "w2"), true)
+	p.Add(tg("a", gvk.Group, "Gadget", "g2"), true)
 	want := []struct {
 		manager, group, kind string
 		left                 int
 	}{
-		{"a", gvk.Group, "Widget", 2}, {"b", gvk.Group, "Widget", 0}, {"a", "other.example.com", "Widget", 1}, {"a", gvk.Group, "Gadget", 0},
+		{"a", gvk.Group, "Widget", 2}, {"b", gvk.Group, "Widget", 0}, {"a", "other.example.com", "Widget", 1},
+		{"a", gvk.Group, "Gadget", 1}, {"c", gvk.Group, "Widget", 2},
 	}
-	if len(p.series) != len(want) {
-		t.Fatalf("%d series, want %d: %+v", len(p.series), len(want), p.series)
+	series := p.series()
+	if len(series) != len(want) {
+		t.Fatalf("%d series, want %d: %+v", len(series), len(want), series)
 	}
 	for i, w := range want {
-		s := p.series[i]
+		s := series[i]
 		if s.key != [3]string{w.manager, w.group, w.kind} || s.left != w.left {
 			t.Errorf("series %d: %s %s/%s with %d left, want %s %s/%s with %d", i,
 				s.key[0], s.key[1], s.key[2], s.left, w.manager, w.group, w.kind, w.left)

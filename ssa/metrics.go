@@ -2,7 +2,6 @@ package ssa
 
 import (
 	"errors"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -216,10 +215,11 @@ func (m *metrics) conflict(t Target, err error) {
 // objects keeps one item per manager and kind, not a target per entry. The
 // zero value is empty; a PendingTally is not safe for concurrent use.
 type PendingTally struct {
-	series []pendingSeries
-	// inline holds the series of a Flush of a few managers and kinds, the
-	// usual reconcile's, without an allocation.
-	inline [4]pendingSeries
+	// first holds the first few series, those of a usual reconcile's
+	// Flush, in the tally itself: a tally on the stack allocates nothing.
+	first [4]pendingSeries
+	n     int             // series in first
+	more  []pendingSeries // the series after them
 }
 
 // pendingSeries is one manager and kind a Flush tried (see seriesKey).
@@ -232,24 +232,50 @@ type pendingSeries struct {
 // (failed or held back).
 func (p *PendingTally) Add(t Target, queued bool) {
 	key := seriesKey(t)
-	i := slices.IndexFunc(p.series, func(s pendingSeries) bool { return s.key == key })
-	if i < 0 {
-		if p.series == nil {
-			p.series = p.inline[:0]
+	s := p.find(key)
+	if s == nil {
+		if p.n < len(p.first) {
+			p.first[p.n] = pendingSeries{key: key}
+			s = &p.first[p.n]
+			p.n++
+		} else {
+			p.more = append(p.more, pendingSeries{key: key})
+			s = &p.more[len(p.more)-1]
 		}
-		p.series = append(p.series, pendingSeries{key: key})
-		i = len(p.series) - 1
 	}
 	if queued {
-		p.series[i].left++
+		s.left++
 	}
+}
+
+// find returns key's series, or nil.
+func (p *PendingTally) find(key [3]string) *pendingSeries {
+	for i := range p.n {
+		if p.first[i].key == key {
+			return &p.first[i]
+		}
+	}
+	for i := range p.more {
+		if p.more[i].key == key {
+			return &p.more[i]
+		}
+	}
+	return nil
+}
+
+// series returns the series counted, in the order first counted.
+func (p *PendingTally) series() []pendingSeries {
+	return append(p.first[:p.n:p.n], p.more...)
 }
 
 // RecordPending sets statusapply_pending_entries for every field manager and
 // kind p counted: how many of their entries the Flush left queued. Batches
 // call it after each Flush.
 func (a *Applier) RecordPending(p *PendingTally) {
-	for _, s := range p.series {
+	for i := range p.n {
+		a.metrics.ofKey(p.first[i].key).pending.get().Set(float64(p.first[i].left))
+	}
+	for _, s := range p.more {
 		a.metrics.ofKey(s.key).pending.get().Set(float64(s.left))
 	}
 }
