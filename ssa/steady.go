@@ -17,7 +17,10 @@ import (
 // elsewhere (no such state, a guarded or yielding apply, a dry run, a
 // declarative build, a Mutate that declines), ok is false and the run does
 // all of it, as it would have. An intent that changed something is handed to
-// the run as built, so that the mutators run once.
+// the run as built, so that the mutators run once. It works on the copy of
+// the form an earlier unchanged build left (see acForm.spare) and declines
+// when there is none, as right after an apply: a reconcile that changes
+// something pays for no look before its run.
 //
 // What the run checks and steady does not is checked by equality: an intent
 // equal to the form names the form's object, which the run checked when it
@@ -41,7 +44,13 @@ func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, 
 	if f == nil || f.typ != b.Typed.Type || f.lay == nil {
 		return Result{}, false, nil, nil
 	}
-	spare := f.copyToEdit()
+	spare := f.spare.Swap(nil)
+	if spare == nil {
+		// No earlier build left a copy: this is the first build on the
+		// form, usually right after it was applied, and most likely to
+		// change something. The run copies it.
+		return Result{}, false, nil, nil
+	}
 	if err := b.Typed.Mutate(spare.ac, observed); err != nil {
 		if errors.Is(err, ErrBuildUntyped) {
 			return Result{}, false, nil, nil // declined before deciding anything

@@ -28,6 +28,10 @@ func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 			if err != nil || !res.Sent {
 				t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
 			}
+			// An unchanged apply leaves the copy the steady look edits.
+			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
+				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
+			}
 			same := acv1alpha1.Widget("w1", "ns").WithStatus(acv1alpha1.WidgetStatus().WithPhase("Off"))
 			if err := h.c.Apply(ctx, same, client.FieldOwner("m")); err != nil {
 				t.Fatal(err)
@@ -56,7 +60,8 @@ func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 }
 
 // An intent the steady look finds changed is built once: the run sends the
-// copy the mutators edited, rather than running them again. A Mutate that
+// copy the mutators edited, rather than running them again; right after an
+// apply there is no copy to look with, and the run builds it. A Mutate that
 // renames the object is refused as the run would refuse it, and one that
 // fails makes Apply fail naming the target, with nothing sent either way.
 func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
@@ -65,6 +70,12 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
 	if err != nil || !res.Sent {
 		t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
+	}
+	// An unchanged build leaves a copy of the form for the next one to
+	// edit: the look works on it.
+	steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil || steady.Sent {
+		t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
 	}
 	calls := 0
 	counted := widgetBuild("Off", nil)
@@ -79,6 +90,21 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 	}
 	if calls != 1 {
 		t.Fatalf("the mutators ran %d times for one apply", calls)
+	}
+	calls = 0
+	counted = widgetBuild("On", nil)
+	counted.Typed.Mutate = func(ac any, observed client.Object) error {
+		calls++
+		return widgetBuild("On", nil).Typed.Mutate(ac, observed)
+	}
+	back, err := h.a.Apply(ctx, h.t, changed.Object, counted, &ApplyOptions{})
+	if err != nil || !back.Sent || calls != 1 {
+		t.Fatalf("right after an apply: sent %v, mutators ran %d times, err %v", back.Sent, calls, err)
+	}
+	changed = back
+	again, err := h.a.Apply(ctx, h.t, changed.Object, widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil || again.Sent {
+		t.Fatalf("an unchanged apply: sent %v, err %v", again.Sent, err)
 	}
 	sent := len(h.bodies())
 
@@ -101,7 +127,7 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 	if len(h.bodies()) != sent {
 		t.Fatal("a refused or failed build sent an apply")
 	}
-	if got, ok := changed.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "Off" {
+	if got, ok := changed.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "On" {
 		t.Fatalf("response %T", changed.Object)
 	}
 }
