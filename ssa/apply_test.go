@@ -1021,12 +1021,8 @@ func TestApplyTypedSpareCopy(t *testing.T) {
 	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
-			h := newHarness(t)
+			h, res := appliedOn(t)
 			ctx := context.Background()
-			res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
-			if err != nil || !res.Sent {
-				t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
-			}
 			var first, second any
 			steady, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &first), &ApplyOptions{})
 			if err != nil || steady.Sent {

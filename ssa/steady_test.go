@@ -22,12 +22,8 @@ import (
 func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
-			h := newHarness(t)
+			h, res := appliedOn(t)
 			ctx := context.Background()
-			res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
-			if err != nil || !res.Sent {
-				t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
-			}
 			// An unchanged apply leaves the copy the steady look edits.
 			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
 				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
@@ -65,12 +61,8 @@ func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 // renames the object is refused as the run would refuse it, and one that
 // fails makes Apply fail naming the target, with nothing sent either way.
 func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
-	h := newHarness(t)
+	h, res := appliedOn(t)
 	ctx := context.Background()
-	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
-	if err != nil || !res.Sent {
-		t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
-	}
 	// An unchanged build leaves a copy of the form for the next one to
 	// edit: the look works on it.
 	steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
@@ -130,4 +122,16 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 	if got, ok := changed.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "On" {
 		t.Fatalf("response %T", changed.Object)
 	}
+}
+
+// appliedOn returns a harness whose manager m has applied status.phase On,
+// and the result of that apply.
+func appliedOn(t *testing.T) (*harness, Result) {
+	t.Helper()
+	h := newHarness(t)
+	res, err := h.a.Apply(context.Background(), h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil || !res.Sent {
+		t.Fatalf("first apply: sent %v, err %v", res.Sent, err)
+	}
+	return h, res
 }
