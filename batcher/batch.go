@@ -292,9 +292,14 @@ func New(a *ssa.Applier, opts ...Option) *Batch {
 
 // add queues c for t, observing obj if the object is new to the batch: later
 // contributions for the same object only identify it, and are not converted.
+// c's types are checked first (see checkCaller); an error names t and queues
+// nothing.
 func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.checkCaller(c); err != nil {
+		return fmt.Errorf("%s: %w", t, err)
+	}
 	id := t.Object()
 	o := b.objectOf(id)
 	if o == nil {
@@ -310,7 +315,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	}
 	e := o.entryFor(t)
 	e.push(c)
-	b.last.obj, b.last.target, b.last.object, b.last.entry, b.last.call = obj, t, o, e, c.call
+	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
 	return nil
 }
 
@@ -393,18 +398,17 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 			}
 		}
 	}
+	t := b.last.target
+	if e != nil {
+		t = e.target
+	} else if t.Subresource, t.Manager = sub, manager; t.Validate() != nil {
+		return false, nil
+	}
+	if err := b.checkCaller(c); err != nil {
+		return false, fmt.Errorf("%s: %w", t, err)
+	}
 	if e == nil {
-		t := b.last.target
-		t.Subresource, t.Manager = sub, manager
-		if t.Validate() != nil {
-			return false, nil
-		}
-		if err := b.checkCaller(c); err != nil {
-			return false, fmt.Errorf("%s: %w", t, err)
-		}
 		e = b.last.object.entryFor(t)
-	} else if err := b.checkCaller(c); err != nil {
-		return false, fmt.Errorf("%s: %w", e.target, err)
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
@@ -543,33 +547,29 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var tally ssa.PendingTally
-	if len(work) > 0 {
-		shared := &ssa.PendingTally{}
-		sem := make(chan struct{}, b.concurrency)
-		var wg sync.WaitGroup
-		for i := range work {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				errs[i] = b.flushObject(ctx, work[i], dryRun)
-				if dryRun == nil {
-					b.pack(work[i].object, len(work) >= packDictObjects)
-					b.settle(&work[i], shared)
-				}
-				// Nothing else of the Flush reads the object's work: the
-				// entries done and the contributions they sent go now, not
-				// when the last object is done, so that a Flush of many
-				// objects holds them only for those in flight.
-				work[i].release()
-			}()
-		}
-		wg.Wait()
-		tally = *shared
+	tally := &ssa.PendingTally{} // settle adds to it under b.mu
+	sem := make(chan struct{}, b.concurrency)
+	var wg sync.WaitGroup
+	for i := range work {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = b.flushObject(ctx, work[i], dryRun)
+			if dryRun == nil {
+				b.pack(work[i].object, len(work) >= packDictObjects)
+				b.settle(&work[i], tally)
+			}
+			// Nothing else of the Flush reads the object's work: the
+			// entries done and the contributions they sent go now, not
+			// when the last object is done, so that a Flush of many
+			// objects holds them only for those in flight.
+			work[i].release()
+		}()
 	}
+	wg.Wait()
 	if dryRun == nil && b.shadow == nil {
-		b.applier.RecordPending(&tally)
+		b.applier.RecordPending(tally)
 	}
 	return errors.Join(errs...)
 }

@@ -66,9 +66,6 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	if err != nil {
 		return err
 	}
-	if invalid == nil {
-		invalid = c.call.check()
-	}
 	if invalid != nil {
 		return fmt.Errorf("%s: %w", t, invalid)
 	}

@@ -310,10 +310,19 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 
 // skipped records an intent that changes nothing: no request was made.
 func (r *applyRun) skipped() {
-	if !r.opts.DryRun {
-		r.series.skipped.get().Inc()
+	skippedApply(r.logger, r.t, r.series, r.opts.DryRun)
+}
+
+// skippedApply counts, unless in a dry run, and logs at V(1) an apply of t
+// that was not sent because it changed nothing: a run's, or one the steady
+// look answered.
+func skippedApply(logger logr.Logger, t Target, series *targetMetrics, dryRun bool) {
+	if !dryRun {
+		series.skipped.get().Inc()
 	}
-	r.debug("apply skipped: no change")
+	if l := logger.V(1); l.Enabled() {
+		l.Info("apply skipped: no change", "target", t.String())
+	}
 }
 
 // applied records a successful apply and remembers what the manager now owns

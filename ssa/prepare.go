@@ -72,10 +72,11 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	}
 	var ac any
 	var spare *spareAC
+	mutated := false
 	switch {
 	case built != nil && built.form == owned && mode == Incremental:
 		// The mutators ran on this copy of owned already.
-		spare, ac = built.spare, built.spare.ac
+		spare, ac, mutated = built.spare, built.spare.ac, true
 	case mode == Incremental:
 		spare = owned.copyToEdit()
 		ac = spare.ac
@@ -85,7 +86,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		}
 		lay.setUID(ac, obs.GetUID())
 	}
-	if spare == nil || built == nil || spare != built.spare {
+	if !mutated {
 		if err := tb.Mutate(ac, obs); err != nil {
 			return nil, err
 		}

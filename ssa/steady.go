@@ -61,10 +61,7 @@ func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, 
 		return Result{}, false, &builtIntent{form: f, spare: spare}, nil
 	}
 	f.giveBack(spare)
-	st.seriesOf(a.metrics, t).skipped.get().Inc()
-	if l := loggerFrom(ctx).V(1); l.Enabled() {
-		l.Info("apply skipped: no change", "target", t.String())
-	}
+	skippedApply(loggerFrom(ctx), t, st.seriesOf(a.metrics, t), false)
 	return Result{Object: observed, Observed: observed}, true, nil, nil
 }
 
