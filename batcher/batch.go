@@ -590,11 +590,16 @@ func (b *Batch) onlyObjectToWrite() *object {
 	return only
 }
 
-// workOf returns o's share of a Flush, its entries appended to entries.
-// b.mu is held.
+// workOf returns o's share of a Flush, its entries appended to entries,
+// each with the contributions it sends: those queued now. Contributions are
+// only ever appended, and only a Flush removes them once sent, so the
+// share is a capped view of them, not a copy, taken under the one lock
+// the Flush holds to start. b.mu is held.
 func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 	for _, e := range sendOrder(o.entries) {
-		entries = append(entries, entryWork{entry: e, n: len(e.contribs)})
+		n := len(e.contribs)
+		contribs := e.contribs[:n:n]
+		entries = append(entries, entryWork{entry: e, contribs: contribs, acType: acType(contribs, e.mixed)})
 	}
 	return flushWork{object: o, entries: entries}
 }
@@ -667,30 +672,20 @@ func (b *Batch) pack(o *object, withDict bool) {
 }
 
 // flushWork is one object's share of a Flush: its entries, in send order,
-// and how many contributions of each the Flush sends (those queued when it
-// started). A Flush of many objects holds one for every object from the
-// start, so it holds no more: the object's observation is read when its
-// turn comes (only a Flush changes it, one at a time), and the
-// contributions when each entry is sent.
+// and the contributions of each the Flush sends (those queued when it
+// started, see workOf). A Flush of many objects holds one for every object
+// from the start, so it holds no more than views of what the entries hold
+// anyway, until the object is done (see release); the object's observation
+// is read when its turn comes (only a Flush changes it, one at a time).
 type flushWork struct {
 	object  *object
 	entries []entryWork
 }
 
 type entryWork struct {
-	entry *entry
-	n     int // how many of the entry's contributions this Flush sends
-}
-
-// contribs returns the contributions ew sends and the one apply
-// configuration type they edit (see acType). Contributions are only
-// ever appended, and only a Flush removes them once sent: the Flush's share
-// is a capped view of those queued when it started, not a copy.
-func (b *Batch) contribs(ew entryWork) ([]contribution, reflect.Type) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	contribs := ew.entry.contribs[:ew.n:ew.n]
-	return contribs, acType(contribs, ew.entry.mixed)
+	entry    *entry
+	contribs []contribution // what this Flush sends of the entry's contributions
+	acType   reflect.Type   // the one apply configuration type they edit (see acType)
 }
 
 // observed returns o's observation as it is now.
@@ -729,7 +724,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: t, Err: err})
 			continue
 		}
-		contribs, acType := b.contribs(ew)
+		contribs := ew.contribs
 		opts := applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
@@ -744,7 +739,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, acType), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), &opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
@@ -760,7 +755,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		b.mu.Lock()
 		w.object.observed = observed
 		if err == nil {
-			ew.entry.sent(ew.n)
+			ew.entry.sent(len(contribs))
 		}
 		b.mu.Unlock()
 		if err != nil {
@@ -793,16 +788,15 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	var errs []error
 	for _, ew := range w.entries {
 		t := ew.entry.target
-		contribs, acType := b.contribs(ew)
-		opts := applyOptions(contribs)
+		opts := applyOptions(ew.contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, acType), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		b.mu.Lock()
-		ew.entry.sent(ew.n)
+		ew.entry.sent(len(ew.contribs))
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)

@@ -30,7 +30,7 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	}
 
 	queued := &object{}
-	w := flushWork{object: queued, entries: []entryWork{{entry: e, n: 1}}}
+	w := flushWork{object: queued, entries: []entryWork{{entry: e, contribs: make([]contribution, 1)}}}
 	w.release()
 	if w.entries != nil || w.object != queued {
 		t.Fatalf("released work keeps %+v; want only its object", w)

@@ -229,6 +229,9 @@ func equalStringMaps(a, b map[string]string) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
 	}
+	if len(a) == 0 {
+		return true // no iteration: most apply configurations hold no labels or annotations
+	}
 	for k, va := range a {
 		if vb, ok := b[k]; !ok || va != vb {
 			return false

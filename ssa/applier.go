@@ -418,6 +418,9 @@ func (a *Applier) policy(manager string, opts ApplyOptions) conflicts.Policy {
 	if opts.Policy != nil {
 		return *opts.Policy
 	}
+	if len(a.cfg.policies) == 0 {
+		return conflicts.Policy{}
+	}
 	return a.cfg.policies[manager]
 }
 

@@ -22,7 +22,11 @@ import (
 // bad value fails here, naming the field, and not as a 422 for the whole apply.
 // Apply checks every condition of an intent again with the same rules, which
 // also covers conditions written without SetCondition. Errors wrap
-// ErrInvalidInput.
+// ErrInvalidInput. A condition conditions already holds with cond's values is
+// left as it is, and not checked again: it was checked when it was set, or
+// came from what the API server accepted, or (written without SetCondition)
+// is checked by Apply. A reconcile that changes nothing sets only such
+// conditions.
 func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
 	if cond.LastTransitionTime.IsZero() {
 		cond.LastTransitionTime = keptTransitionTime(observed, cond)
@@ -30,16 +34,20 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	if cond.ObservedGeneration == 0 {
 		cond.ObservedGeneration = generation
 	}
-	if err := validateCondition(cond, nil); err != nil {
-		return err
-	}
 	for i := range *conditions {
 		if t := (*conditions)[i].Type; t != nil && *t == cond.Type {
-			if !holds(&(*conditions)[i], cond) {
-				(*conditions)[i] = conditionAC(cond)
+			if holds(&(*conditions)[i], cond) {
+				return nil
 			}
+			if err := validateCondition(cond, nil); err != nil {
+				return err
+			}
+			(*conditions)[i] = conditionAC(cond)
 			return nil
 		}
+	}
+	if err := validateCondition(cond, nil); err != nil {
+		return err
 	}
 	*conditions = append(*conditions, conditionAC(cond))
 	return nil
