@@ -739,7 +739,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(&ew.entry.target, b.applier.TypeConverter(), contribs, ew.acType), &opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(t, res, err)
@@ -790,7 +790,7 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 		t := ew.entry.target
 		opts := applyOptions(ew.contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
+		res, err := b.applier.Apply(ctx, t, obs, build(&ew.entry.target, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
 		if err := b.shadowEntry(ctx, t, res, err); err != nil {
 			errs = append(errs, err)
 			continue

@@ -285,7 +285,7 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			for _, c := range tc.contribs {
 				e.push(c)
 			}
-			b := build(ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
+			b := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
 			if b.Func == nil || (b.Typed != nil) != tc.typed {
 				t.Fatalf("typed build %v, want %v", b.Typed != nil, tc.typed)
 			}

@@ -197,11 +197,12 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // throughout; so does one made of status Edits of a typed object with metav1
 // conditions (see editTypedBuild). acType is the one apply configuration
 // type of contribs' Mutators, nil when there are several or any Edit (see
-// acType).
-func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
+// acType). t is the entry's target, which the builds refer to rather than
+// copy: an entry's target never changes.
+func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {
-		b.Typed = editTypedBuild(t, tc, contribs)
+		b.Typed = editTypedBuild(*t, tc, contribs)
 		return b
 	}
 	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
@@ -219,10 +220,10 @@ func build(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution
 // buildFunc runs contribs in queue order on t's intent as unstructured
 // content, one step at a time (see steps). Edits are turned into changes of
 // the intent by an editor, with tc comparing the objects.
-func buildFunc(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
+func buildFunc(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
 	return func(intent *unstructured.Unstructured, observed client.Object) error {
 		plan := steps(contribs) // here: a typed build never needs it
-		edits := &editor{target: t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
+		edits := &editor{target: *t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
 		obs := observations{observed: observed, gvk: t.GVK}
 		for _, s := range plan {
 			run := contribs[s.start:s.end]

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -378,7 +377,7 @@ func (s *jsonScan) skipString() error {
 // lends its kind. It is how a caller that set ApplyOptions.DeferDecode gets
 // Result.Object when it needs it.
 func DecodeResponse(raw []byte, like client.Object) (client.Object, error) {
-	if like == nil || (reflect.ValueOf(like).Kind() == reflect.Pointer && reflect.ValueOf(like).IsNil()) {
+	if isNil(like) {
 		return nil, invalidf("nil object to decode a response like")
 	}
 	obj := objects.EmptyLike(like)

@@ -168,9 +168,9 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	var o ApplyOptions
-	res, ok, built, err := a.steady(ctx, t, observed, b, o.ApplyOptions(opts))
-	if ok {
-		return res, err
+	answered, built, err := a.steady(ctx, t, observed, b, o.ApplyOptions(opts))
+	if answered {
+		return Result{Object: observed, Observed: observed}, err
 	}
 	run := a.newRun(ctx, t, observed, b, opts)
 	run.built = built
@@ -246,7 +246,7 @@ func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) e
 	if err := t.Validate(); err != nil {
 		return err
 	}
-	if observed == nil || (reflect.ValueOf(observed).Kind() == reflect.Pointer && reflect.ValueOf(observed).IsNil()) {
+	if isNil(observed) {
 		return invalidf("nil observed object")
 	}
 	if b.Func == nil {
@@ -256,6 +256,15 @@ func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) e
 		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
+}
+
+// isNil reports whether obj is nil or a nil pointer.
+func isNil(obj client.Object) bool {
+	if obj == nil {
+		return true
+	}
+	v := reflect.ValueOf(obj)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // loggerFrom returns the context's logger, else controller-runtime's, as

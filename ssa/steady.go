@@ -25,44 +25,52 @@ import (
 // What the run checks and steady does not is checked by equality: an intent
 // equal to the form names the form's object, which the run checked when it
 // remembered it, and holds the conditions the API server accepted from it.
-func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (res Result, ok bool, built *builtIntent, err error) {
-	if b.Typed == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
-		checkApply(t, observed, b, opts) != nil || a.policy(t.Manager, *opts).Yields() {
-		return Result{}, false, nil, nil
+// Of the target, steady checks only what a remembered state does not vouch
+// for: states are remembered only by runs that checked their targets, and
+// the one found is under t's own manager and subresource, so those passed
+// (Target.Validate); the kind and the name are checked here.
+//
+// answered is true when steady answered the apply: it changed nothing, or
+// (with err) the build failed. Apply's Result is then the observed object,
+// with nothing sent.
+func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
+	if b.Typed == nil || b.Func == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
+		t.GVK.Kind == "" || t.GVK.Version == "" || t.Name == "" || isNil(observed) || a.policy(t.Manager, *opts).Yields() {
+		return false, nil, nil
 	}
 	uid, rv := observed.GetUID(), observed.GetResourceVersion()
 	if uid == "" || rv == "" {
-		return Result{}, false, nil, nil
+		return false, nil, nil
 	}
 	st := a.owned.get(ownedKey{uid: uid, manager: t.Manager, sub: t.Subresource})
 	if st == nil || st.rv != rv {
-		return Result{}, false, nil, nil
+		return false, nil, nil
 	}
 	st.mu.Lock()
 	f := st.last
 	st.mu.Unlock()
 	if f == nil || f.typ != b.Typed.Type || f.lay == nil {
-		return Result{}, false, nil, nil
+		return false, nil, nil
 	}
 	spare := f.spare.Swap(nil)
 	if spare == nil {
 		// No earlier build left a copy: this is the first build on the
 		// form, usually right after it was applied, and most likely to
 		// change something. The run copies it.
-		return Result{}, false, nil, nil
+		return false, nil, nil
 	}
 	if err := b.Typed.Mutate(spare.ac, observed); err != nil {
 		if errors.Is(err, ErrBuildUntyped) {
-			return Result{}, false, nil, nil // declined before deciding anything
+			return false, nil, nil // declined before deciding anything
 		}
-		return Result{Object: observed, Observed: observed}, true, nil, &Error{Target: t, Err: err}
+		return true, nil, &Error{Target: t, Err: err}
 	}
 	if !f.lay.equalAC(spare.ac, f.ac) {
-		return Result{}, false, &builtIntent{form: f, spare: spare}, nil
+		return false, &builtIntent{form: f, spare: spare}, nil
 	}
 	f.giveBack(spare)
 	skippedApply(loggerFrom(ctx), t, st.seriesOf(a.metrics, t), false)
-	return Result{Object: observed, Observed: observed}, true, nil, nil
+	return true, nil, nil
 }
 
 // builtIntent is an intent built by editing spare, a copy of form's apply

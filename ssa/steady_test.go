@@ -135,3 +135,35 @@ func appliedOn(t *testing.T) (*harness, Result) {
 	}
 	return h, res
 }
+
+// The steady look answers only targets the run would accept: with a state
+// remembered and a copy to look with, an apply whose target has no name or
+// kind, whose manager is not one, or whose observed object is a nil pointer
+// is refused before any request, as the run refuses it, rather than skipped.
+func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(*Target, *client.Object)
+	}{
+		{"no name", func(t *Target, _ *client.Object) { t.Name = "" }},
+		{"no kind", func(t *Target, _ *client.Object) { t.GVK.Kind = "" }},
+		{"no version", func(t *Target, _ *client.Object) { t.GVK.Version = "" }},
+		{"a manager that is not one", func(t *Target, _ *client.Object) { t.Manager = "m\x00" }},
+		{"a nil observed object", func(_ *Target, o *client.Object) { *o = (*v1alpha1.Widget)(nil) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, res := appliedOn(t)
+			ctx := context.Background()
+			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
+				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
+			}
+			target, observed := h.t, res.Object
+			tc.spoil(&target, &observed)
+			sent := len(h.bodies())
+			_, err := h.a.Apply(ctx, target, observed, widgetBuild("On", nil), &ApplyOptions{})
+			if !errors.Is(err, ErrInvalidInput) || len(h.bodies()) != sent {
+				t.Fatalf("err %v, %d applies sent; want ErrInvalidInput and none", err, len(h.bodies())-sent)
+			}
+		})
+	}
+}

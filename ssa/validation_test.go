@@ -3,9 +3,12 @@ package ssa_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -14,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clientgoac "k8s.io/client-go/applyconfigurations"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -21,6 +25,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -229,5 +234,46 @@ func TestAsOwnerOnlyForDryRuns(t *testing.T) {
 	}
 	if n := applies.Load(); n != 0 {
 		t.Fatalf("%d applies sent", n)
+	}
+}
+
+// SetCondition leaves a condition the intent already holds with the same
+// values as it is, without checking it again: a bad one can only have been
+// written there without SetCondition, and Apply still refuses it before any
+// request. The control changes the message: SetCondition then checks the
+// condition and refuses it itself, naming the field.
+func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	bad := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "bad reason!", Message: "m", ObservedGeneration: 1, LastTransitionTime: at}
+	for _, control := range []bool{false, true} {
+		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
+			a, c, applies := countingApplier(t)
+			observed, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
+			var setErr error
+			typed := &ssa.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
+				w := ac.(*acv1alpha1.WidgetApplyConfiguration)
+				w.WithStatus(acv1alpha1.WidgetStatus().WithConditions(metav1ac.Condition().WithType(bad.Type).
+					WithStatus(bad.Status).WithReason(bad.Reason).WithMessage(bad.Message).
+					WithObservedGeneration(bad.ObservedGeneration).WithLastTransitionTime(bad.LastTransitionTime)))
+				again := bad
+				if control {
+					again.Message = "changed"
+				}
+				setErr = ssa.SetCondition(&w.Status.Conditions, nil, 1, again)
+				return setErr
+			}}
+			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return errors.New("the typed build applies") }, Typed: typed}
+			_, err := a.Apply(context.Background(), target, observed, build)
+			if control {
+				if !errors.Is(setErr, ssa.ErrInvalidInput) || !strings.Contains(setErr.Error(), "status.conditions[Ready].reason") {
+					t.Fatalf("SetCondition of a changed bad condition: %v, want it refused naming the reason", setErr)
+				}
+			} else if setErr != nil {
+				t.Fatalf("SetCondition of a held condition: %v, want it left as it is", setErr)
+			}
+			if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "reason") || applies.Load() != 0 {
+				t.Fatalf("Apply: %v with %d applies sent; want it refused before any request", err, applies.Load())
+			}
+		})
 	}
 }
