@@ -458,12 +458,13 @@ type ReconcileConfig struct {
 
 // RunReconcile runs scenario 1: per round, per manager count, every approach
 // (in an order that rotates each round) runs a phase of reconciles that all
-// change something, then a steady phase that changes nothing. Each approach
+// change something; then the approaches run a steady phase that changes
+// nothing, taking turns reconcile by reconcile. Each approach
 // writes its own Widget, and reconciles that read the object read it from an
 // informer cache, as a controller does; between reconciles, outside the
 // measurement, the harness waits for the cache to hold the last write. It
-// returns a result per round, approach, manager count and phase, in the
-// order they ran; the report adds the rounds up (mergedReconcile) and shows
+// returns a result per round, manager count, approach and phase, in the
+// rounds' order; the report adds the rounds up (mergedReconcile) and shows
 // how far they spread.
 func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfig, logf func(string, ...any)) ([]ReconcileResult, error) {
 	informers, err := cache.New(h.Config(), cache.Options{Scheme: h.Env.Scheme, DefaultNamespaces: map[string]cache.Config{ns: {}}})
@@ -522,64 +523,114 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 	}
 	for round := range cfg.Rounds {
 		for _, m := range cfg.Managers {
+			order := make([]*state, len(states))
 			for i := range states {
-				st := states[(i+round)%len(states)][m]
-				for _, phase := range []string{PhaseChanging, PhaseSteady} {
-					n := cfg.Reconciles
-					switch {
-					case st.r.Name() == GetPatchPerMutator:
-						n = cfg.SlowReconciles
-					case phase == PhaseSteady && cfg.SteadyReconciles > 0:
-						n = cfg.SteadyReconciles
+				order[i] = states[(i+round)%len(states)][m]
+			}
+			results := make([][2]ReconcileResult, len(order)) // per approach: changing, steady
+			for i, st := range order {
+				for p, phase := range []string{PhaseChanging, PhaseSteady} {
+					results[i][p] = ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase, Round: round + 1}
+				}
+			}
+			// run makes one reconcile of st's in phase, measured or not,
+			// and waits for the informer cache to hold what it wrote.
+			run := func(st *state, phase string, measure func(spec ReconcileSpec) error) error {
+				if phase == PhaseChanging {
+					st.on = !st.on
+				}
+				if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, On: st.on, Names: st.names}); err != nil {
+					return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
+				}
+				return synced(st.key)
+			}
+			timed := func(st *state, res *ReconcileResult) error {
+				return run(st, res.Phase, func(spec ReconcileSpec) error {
+					cpu := processCPU()
+					start := time.Now()
+					err := st.r.Reconcile(ctx, spec)
+					res.Wall += time.Since(start)
+					res.CPU += processCPU() - cpu
+					res.Reconciles++
+					return err
+				})
+			}
+			reconciles := func(st *state, phase string) int {
+				switch {
+				case st.r.Name() == GetPatchPerMutator:
+					return cfg.SlowReconciles
+				case phase == PhaseSteady && cfg.SteadyReconciles > 0:
+					return cfg.SteadyReconciles
+				}
+				return cfg.Reconciles
+			}
+			// Allocations are counted in reconciles of their own, not timed:
+			// runtime.ReadMemStats empties every allocation cache, and a
+			// reconcile timed right after it would pay for refilling them,
+			// the more the more kinds of objects it allocates.
+			countAllocs := func(st *state, res *ReconcileResult) error {
+				res.Requests = st.r.Requests().Snapshot()
+				delete(res.Requests, "discovery")
+				for range min(reconciles(st, res.Phase), allocSamples) {
+					err := run(st, res.Phase, func(spec ReconcileSpec) error {
+						var meter UsageMeter
+						meter.Start()
+						err := st.r.Reconcile(ctx, spec)
+						u := meter.Stop()
+						res.Mallocs += u.Mallocs
+						res.Bytes += u.Bytes
+						res.AllocReconciles++
+						return err
+					})
+					if err != nil {
+						return err
 					}
-					res := ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase, Round: round + 1}
-					st.r.Requests().Reset()
-					run := func(measure func(spec ReconcileSpec) error) error {
-						if phase == PhaseChanging {
-							st.on = !st.on
-						}
-						if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, On: st.on, Names: st.names}); err != nil {
-							return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
-						}
-						return synced(st.key)
+				}
+				return nil
+			}
+			// The changing phase, approach by approach: each reconcile
+			// waits for an apply, and the machine's state between
+			// approaches matters little next to it.
+			for i, st := range order {
+				res := &results[i][0]
+				st.r.Requests().Reset()
+				for range reconciles(st, PhaseChanging) {
+					if err := timed(st, res); err != nil {
+						return nil, err
 					}
-					for range n {
-						err := run(func(spec ReconcileSpec) error {
-							cpu := processCPU()
-							start := time.Now()
-							err := st.r.Reconcile(ctx, spec)
-							res.Wall += time.Since(start)
-							res.CPU += processCPU() - cpu
-							res.Reconciles++
-							return err
-						})
-						if err != nil {
+				}
+				if err := countAllocs(st, res); err != nil {
+					return nil, err
+				}
+			}
+			// The steady phase, reconcile by reconcile in turn: a steady
+			// reconcile takes tens of microseconds, and a stretch in which
+			// the whole machine is slower would otherwise fall on one
+			// approach's phase and move its ratios by several points.
+			// Taking turns, every approach meets the same stretches.
+			most := 0
+			for _, st := range order {
+				st.r.Requests().Reset()
+				most = max(most, reconciles(st, PhaseSteady))
+			}
+			for k := range most {
+				for i, st := range order {
+					if k < reconciles(st, PhaseSteady) {
+						if err := timed(st, &results[i][1]); err != nil {
 							return nil, err
 						}
 					}
-					res.Requests = st.r.Requests().Snapshot()
-					delete(res.Requests, "discovery")
-					// Allocations are counted in reconciles of their own, not
-					// timed: runtime.ReadMemStats empties every allocation cache,
-					// and a reconcile timed right after it would pay for refilling
-					// them, the more the more kinds of objects it allocates.
-					for range min(n, allocSamples) {
-						err := run(func(spec ReconcileSpec) error {
-							var meter UsageMeter
-							meter.Start()
-							err := st.r.Reconcile(ctx, spec)
-							u := meter.Stop()
-							res.Mallocs += u.Mallocs
-							res.Bytes += u.Bytes
-							res.AllocReconciles++
-							return err
-						})
-						if err != nil {
-							return nil, err
-						}
-					}
+				}
+			}
+			for i, st := range order {
+				if err := countAllocs(st, &results[i][1]); err != nil {
+					return nil, err
+				}
+			}
+			for i := range order {
+				for _, res := range results[i] {
 					out = append(out, res)
-					logf("reconcile round %d M=%d %-28s %-8s %6.1f reconciles/s %v", round+1, m, res.Approach, phase, res.PerSecond(), res.Requests)
+					logf("reconcile round %d M=%d %-28s %-8s %6.1f reconciles/s %v", round+1, m, res.Approach, res.Phase, res.PerSecond(), res.Requests)
 				}
 			}
 		}
