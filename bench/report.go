@@ -632,8 +632,8 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 		steady = c.SteadyReconciles
 	}
 	p("repeat the last state and change nothing. %d rounds; per round and approach %d changing and %d steady reconciles (%d each for\n", c.Rounds, c.Reconciles, steady, c.SlowReconciles)
-	p("(a)). The changing phase runs approach by approach; in the steady phase the approaches take turns reconcile by\n")
-	p("reconcile, so that a stretch in which the whole machine is slower falls on all of them alike.\n")
+	p("(a)). The changing phase runs approach by approach; in the steady phase the approaches take turns of %d reconciles,\n", steadyTurn)
+	p("so that a stretch in which the whole machine is slower falls on all of them alike.\n")
 	p("Reconciles/s is reconciles per second of reconcile wall time. CPU (user + system of the benchmark process, API server\n")
 	p("excluded) and allocations are per reconcile.\n\n")
 	p("- **(a)** each status function GETs the Widget, sets its condition (`meta.SetStatusCondition`) and sends a merge patch\n  (none when nothing changed).\n")
