@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -413,6 +414,20 @@ func (r ReconcileResult) PerSecond() float64 {
 // of one, which is a different measurement: it cools the caches far more.
 const steadyTurn = 25
 
+// turns returns the order in which approaches run counts[i] reconciles
+// each, in turns of at most turn reconciles: one index per reconcile.
+func turns(counts []int, turn int) []int {
+	var out []int
+	for k := 0; slices.ContainsFunc(counts, func(n int) bool { return n > k }); k += turn {
+		for i, n := range counts {
+			for range min(turn, n-k) {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
 // allocSamples is how many reconciles per phase and round count allocations.
 const allocSamples = 10
 
@@ -616,18 +631,14 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// several points. Within a turn an approach's reconciles follow
 			// one another, as a phase's did, so what runs between two of
 			// them (the wait for the cache) is the same as without turns.
-			most := 0
-			for _, st := range order {
+			counts := make([]int, len(order))
+			for i, st := range order {
 				st.r.Requests().Reset()
-				most = max(most, reconciles(st, PhaseSteady))
+				counts[i] = reconciles(st, PhaseSteady)
 			}
-			for k := 0; k < most; k += steadyTurn {
-				for i, st := range order {
-					for range min(steadyTurn, reconciles(st, PhaseSteady)-k) {
-						if err := timed(st, &results[i][1]); err != nil {
-							return nil, err
-						}
-					}
+			for _, i := range turns(counts, steadyTurn) {
+				if err := timed(order[i], &results[i][1]); err != nil {
+					return nil, err
 				}
 			}
 			for i, st := range order {

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -65,4 +66,28 @@ func TestSteadyFloorSendsWhatChanged(t *testing.T) {
 	reconcile("steady again", spec, map[string]int{})
 	spec.On = false
 	reconcile("every condition flipped", spec, map[string]int{"writer-0": 1, "writer-1": 1})
+}
+
+// TestTurns checks the steady phase's schedule: every approach gets all its
+// reconciles, in turns of at most turn, approaches in order within a round
+// of turns, and one with fewer reconciles drops out once they are done.
+func TestTurns(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		counts []int
+		turn   int
+		want   []int
+	}{
+		{"even", []int{2, 2}, 1, []int{0, 1, 0, 1}},
+		{"turns of two", []int{4, 3}, 2, []int{0, 0, 1, 1, 0, 0, 1}},
+		{"one does fewer", []int{1, 5}, 2, []int{0, 1, 1, 1, 1, 1}},
+		{"a turn longer than the phase", []int{3, 2}, 25, []int{0, 0, 0, 1, 1}},
+		{"none", []int{0, 0}, 3, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := turns(tc.counts, tc.turn); !slices.Equal(got, tc.want) {
+				t.Fatalf("turns(%v, %d) = %v, want %v", tc.counts, tc.turn, got, tc.want)
+			}
+		})
+	}
 }

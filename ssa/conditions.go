@@ -34,23 +34,30 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	if cond.ObservedGeneration == 0 {
 		cond.ObservedGeneration = generation
 	}
-	for i := range *conditions {
-		if t := (*conditions)[i].Type; t != nil && *t == cond.Type {
-			if holds(&(*conditions)[i], cond) {
-				return nil
-			}
-			if err := validateCondition(cond, nil); err != nil {
-				return err
-			}
-			(*conditions)[i] = conditionAC(cond)
-			return nil
-		}
+	i := conditionIndex(*conditions, cond.Type)
+	if i >= 0 && holds(&(*conditions)[i], cond) {
+		return nil
 	}
 	if err := validateCondition(cond, nil); err != nil {
 		return err
 	}
-	*conditions = append(*conditions, conditionAC(cond))
+	if i >= 0 {
+		(*conditions)[i] = conditionAC(cond)
+	} else {
+		*conditions = append(*conditions, conditionAC(cond))
+	}
 	return nil
+}
+
+// conditionIndex returns the index of the condition of condType in
+// conditions, or -1.
+func conditionIndex(conditions []metav1ac.ConditionApplyConfiguration, condType string) int {
+	for i := range conditions {
+		if t := conditions[i].Type; t != nil && *t == condType {
+			return i
+		}
+	}
+	return -1
 }
 
 // keptTransitionTime is cond's lastTransitionTime: that of the last observed
@@ -97,22 +104,19 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 // result releases the condition: the API server deletes it unless another
 // manager owns it too.
 func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
-	for i := range *conditions {
-		if t := (*conditions)[i].Type; t != nil && *t == condType {
-			*conditions = append((*conditions)[:i], (*conditions)[i+1:]...)
-			return true
-		}
+	i := conditionIndex(*conditions, condType)
+	if i < 0 {
+		return false
 	}
-	return false
+	*conditions = append((*conditions)[:i], (*conditions)[i+1:]...)
+	return true
 }
 
 // FindCondition returns the condition of condType in an apply configuration's
 // conditions, or nil.
 func FindCondition(conditions []metav1ac.ConditionApplyConfiguration, condType string) *metav1ac.ConditionApplyConfiguration {
-	for i := range conditions {
-		if t := conditions[i].Type; t != nil && *t == condType {
-			return &conditions[i]
-		}
+	if i := conditionIndex(conditions, condType); i >= 0 {
+		return &conditions[i]
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package ssa
 
 import (
 	"fmt"
-	"reflect"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -41,7 +40,7 @@ func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj == nil {
 		return schema.GroupVersionKind{}, invalidf("nil object")
 	}
-	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+	if isNil(obj) {
 		return schema.GroupVersionKind{}, invalidf("nil %T", obj)
 	}
 	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)

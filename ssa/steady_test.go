@@ -140,6 +140,9 @@ func appliedOn(t *testing.T) (*harness, Result) {
 // remembered and a copy to look with, an apply whose target has no name or
 // kind, whose manager is not one, or whose observed object is a nil pointer
 // is refused before any request, as the run refuses it, rather than skipped.
+// The control shows that for a target spoiled in its name or kind the state
+// and its copy are there to be found under the target's key: a look that
+// trusted them without checking the target would skip the apply.
 func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -159,6 +162,12 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 			}
 			target, observed := h.t, res.Object
 			tc.spoil(&target, &observed)
+			if target.Manager == h.t.Manager && !isNil(observed) {
+				st := h.a.owned.get(ownedKey{uid: observed.GetUID(), manager: target.Manager, sub: target.Subresource})
+				if st == nil || st.rv != observed.GetResourceVersion() || st.last == nil || st.last.spare.Load() == nil {
+					t.Fatal("control: no state and copy under the spoiled target's key; the spec cannot tell a checked target from a trusted one")
+				}
+			}
 			sent := len(h.bodies())
 			_, err := h.a.Apply(ctx, target, observed, widgetBuild("On", nil), &ApplyOptions{})
 			if !errors.Is(err, ErrInvalidInput) || len(h.bodies()) != sent {
