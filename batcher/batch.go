@@ -226,6 +226,11 @@ func (b *Batch) emptyLike(obj client.Object) client.Object {
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
+	// opts are the options a Flush applies the entry with, derived from
+	// the contributions it sends (see applyOptions). Only a Flush writes
+	// and reads them, one Flush at a time; they are kept here rather than
+	// made per apply, which would cost an allocation each.
+	opts ssa.ApplyOptions
 	// mixed is set when the queued contributions are not all Mutators of
 	// the first one's apply configuration type. Unset, it holds for any
 	// part of contribs too, such as what a Flush sends. (A flag rather than
@@ -398,17 +403,17 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 			}
 		}
 	}
-	t := b.last.target
-	if e != nil {
-		t = e.target
-	} else if t.Subresource, t.Manager = sub, manager; t.Validate() != nil {
-		return false, nil
-	}
-	if err := b.checkCaller(c); err != nil {
-		return false, fmt.Errorf("%s: %w", t, err)
-	}
 	if e == nil {
+		t := b.last.target
+		if t.Subresource, t.Manager = sub, manager; t.Validate() != nil {
+			return false, nil
+		}
+		if err := b.checkCaller(c); err != nil {
+			return false, fmt.Errorf("%s: %w", t, err)
+		}
 		e = b.last.object.entryFor(t)
+	} else if err := b.checkCaller(c); err != nil {
+		return false, fmt.Errorf("%s: %w", e.target, err)
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
@@ -441,7 +446,7 @@ func (b *Batch) checkCaller(c contribution) error {
 // isLast reports whether obj is exactly the object the previous
 // contribution was queued for: the same object, unrenamed. b.mu is held.
 func (b *Batch) isLast(obj client.Object) bool {
-	t := b.last.target
+	t := &b.last.target
 	if b.last.obj == nil || b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
 		return false
 	}
@@ -632,7 +637,7 @@ func (b *Batch) settle(w *flushWork, tally *ssa.PendingTally) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, ew := range w.entries {
-		tally.Add(ew.entry.target, len(ew.entry.contribs) > 0)
+		tally.Add(&ew.entry.target, len(ew.entry.contribs) > 0)
 	}
 	b.dropSent(w.object)
 }
@@ -714,35 +719,36 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 	incarnation := first.GetUID()
 	mainFailed := false
 	for _, ew := range w.entries {
-		t := ew.entry.target
+		t := &ew.entry.target
 		if mainFailed && t.Subresource == ssa.StatusSubresource {
-			errs = append(errs, &ssa.Error{Target: t, Err: ErrHeldBack})
+			errs = append(errs, &ssa.Error{Target: *t, Err: ErrHeldBack})
 			continue
 		}
 		obs, err := observed.get()
 		if err != nil {
-			errs = append(errs, &ssa.Error{Target: t, Err: err})
+			errs = append(errs, &ssa.Error{Target: *t, Err: err})
 			continue
 		}
 		contribs := ew.contribs
-		opts := applyOptions(contribs)
+		opts := &ew.entry.opts
+		*opts = applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status
 			// apply's uid): a guarded entry was decided from the object that
 			// is gone, and its guard must not pass on the successor's
 			// resourceVersion.
-			errs = append(errs, &ssa.Error{Target: t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
+			errs = append(errs, &ssa.Error{Target: *t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
 		opts.DryRun = dryRun != nil
 		// The response is decoded when the next entry or the next Flush
 		// needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil
-		res, err := b.applier.Apply(ctx, t, obs, build(&ew.entry.target, b.applier.TypeConverter(), contribs, ew.acType), &opts)
+		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
-			dryRun(t, res, err)
+			dryRun(*t, res, err)
 			if err != nil {
 				errs = append(errs, err)
 				mainFailed = mainFailed || t.Subresource == ssa.MainResource
@@ -750,7 +756,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			continue
 		}
 		if b.onResult != nil {
-			b.onResult(t, res, err)
+			b.onResult(*t, res, err)
 		}
 		b.mu.Lock()
 		w.object.observed = observed

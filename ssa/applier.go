@@ -167,8 +167,7 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // Apply is the one-Target form of what batcher.Batch.Flush does for every
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
-	var o ApplyOptions
-	answered, built, err := a.steady(ctx, t, observed, b, o.ApplyOptions(opts))
+	answered, built, err := a.steady(ctx, &t, observed, b, optionsOf(opts))
 	if answered {
 		return Result{Object: observed, Observed: observed}, err
 	}
@@ -187,6 +186,18 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 			return run.res, nil
 		}
 	}
+}
+
+// optionsOf returns the options opts set, without a copy when they are one
+// *ApplyOptions, as a batch's entry passes them: the caller must not modify
+// what it returns.
+func optionsOf(opts []ApplyOption) *ApplyOptions {
+	if len(opts) == 1 {
+		if o, ok := opts[0].(*ApplyOptions); ok && o != nil {
+			return o
+		}
+	}
+	return new(ApplyOptions).ApplyOptions(opts)
 }
 
 // applyRun is one Apply in progress: what it writes, how, and its result so
@@ -215,13 +226,13 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 		r = &applyRun{}
 	}
 	r.opts.ApplyOptions(opts)
-	policy := a.policy(t.Manager, r.opts)
+	policy := a.policy(t.Manager, &r.opts)
 	if r.opts.AsOwner {
 		// Conflicts are forced in resolve; a yielding policy would leave
 		// contested fields out before the request.
 		policy = conflicts.Fail()
 	}
-	r.Applier, r.t, r.build, r.policy, r.series = a, t, b, policy, a.metrics.of(t)
+	r.Applier, r.t, r.build, r.policy, r.series = a, t, b, policy, a.metrics.of(&t)
 	r.logger, r.backoff = loggerFrom(ctx), a.cfg.backoff
 	r.res, r.like = Result{Object: observed}, observed
 	return r
@@ -319,13 +330,13 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 
 // skipped records an intent that changes nothing: no request was made.
 func (r *applyRun) skipped() {
-	skippedApply(r.logger, r.t, r.series, r.opts.DryRun)
+	skippedApply(r.logger, &r.t, r.series, r.opts.DryRun)
 }
 
 // skippedApply counts, unless in a dry run, and logs at V(1) an apply of t
 // that was not sent because it changed nothing: a run's, or one the steady
 // look answered.
-func skippedApply(logger logr.Logger, t Target, series *targetMetrics, dryRun bool) {
+func skippedApply(logger logr.Logger, t *Target, series *targetMetrics, dryRun bool) {
 	if !dryRun {
 		series.skipped.get().Inc()
 	}
@@ -423,7 +434,7 @@ func (a *Applier) groupResource(gvk schema.GroupVersionKind) schema.GroupResourc
 
 // policy is the conflict policy of one apply: the apply's own, else the
 // manager's, else Fail.
-func (a *Applier) policy(manager string, opts ApplyOptions) conflicts.Policy {
+func (a *Applier) policy(manager string, opts *ApplyOptions) conflicts.Policy {
 	if opts.Policy != nil {
 		return *opts.Policy
 	}

@@ -157,7 +157,7 @@ func (h *harness) bodies() []string {
 }
 
 func (h *harness) count(c *prometheus.CounterVec) float64 {
-	return metricValue(c.With(h.a.metrics.of(h.t).labels))
+	return metricValue(c.With(h.a.metrics.of(&h.t).labels))
 }
 
 // widgetBuild sets status fields both ways: unstructured and typed.
@@ -553,7 +553,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 		intentOf(res) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"}}}` {
 		t.Fatalf("err %v, %d attempts, yielded %v, intent %s", err, res.Attempts, res.Yielded, res.Intent)
 	}
-	if !h.a.policy("m", ApplyOptions{}).Yields() || h.a.policy("n", ApplyOptions{}).Yields() || h.a.policy("x", ApplyOptions{}).Yields() {
+	if !h.a.policy("m", &ApplyOptions{}).Yields() || h.a.policy("n", &ApplyOptions{}).Yields() || h.a.policy("x", &ApplyOptions{}).Yields() {
 		t.Fatal("per-manager policies were not kept apart")
 	}
 }
@@ -561,7 +561,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 func TestOwnedStateReuse(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	labels := h.a.metrics.of(h.t)
+	labels := h.a.metrics.of(&h.t)
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -838,7 +838,7 @@ func TestRecordPending(t *testing.T) {
 	record := func(tried, left []Target) {
 		var p PendingTally
 		for _, x := range tried {
-			p.Add(x, slices.Contains(left, x))
+			p.Add(&x, slices.Contains(left, x))
 		}
 		h.a.RecordPending(&p)
 	}
@@ -878,15 +878,15 @@ func TestPendingTally(t *testing.T) {
 		return Target{GVK: schema.GroupVersionKind{Group: group, Version: gvk.Version, Kind: kind}, Namespace: "ns", Name: name, Manager: manager}
 	}
 	var p PendingTally
-	p.Add(tg("a", gvk.Group, "Widget", "w1"), true)
-	p.Add(tg("a", gvk.Group, "Widget", "w2"), false)
-	p.Add(tg("a", gvk.Group, "Widget", "w3"), true)
-	p.Add(tg("b", gvk.Group, "Widget", "w1"), false)
-	p.Add(tg("a", "other.example.com", "Widget", "w1"), true)
-	p.Add(tg("a", gvk.Group, "Gadget", "g1"), false)
-	p.Add(tg("c", gvk.Group, "Widget", "w1"), true)
-	p.Add(tg("c", gvk.Group, "Widget", "w2"), true)
-	p.Add(tg("a", gvk.Group, "Gadget", "g2"), true)
+	p.Add(new(tg("a", gvk.Group, "Widget", "w1")), true)
+	p.Add(new(tg("a", gvk.Group, "Widget", "w2")), false)
+	p.Add(new(tg("a", gvk.Group, "Widget", "w3")), true)
+	p.Add(new(tg("b", gvk.Group, "Widget", "w1")), false)
+	p.Add(new(tg("a", "other.example.com", "Widget", "w1")), true)
+	p.Add(new(tg("a", gvk.Group, "Gadget", "g1")), false)
+	p.Add(new(tg("c", gvk.Group, "Widget", "w1")), true)
+	p.Add(new(tg("c", gvk.Group, "Widget", "w2")), true)
+	p.Add(new(tg("a", gvk.Group, "Gadget", "g2")), true)
 	want := []struct {
 		manager, group, kind string
 		left                 int

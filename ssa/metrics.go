@@ -153,13 +153,13 @@ func (s *lazySeries[T]) get() T {
 }
 
 // of returns t's series.
-func (m *metrics) of(t Target) *targetMetrics {
+func (m *metrics) of(t *Target) *targetMetrics {
 	return m.ofKey(seriesKey(t))
 }
 
 // seriesKey names the metric series t is counted in: those of its field
 // manager and kind.
-func seriesKey(t Target) [3]string {
+func seriesKey(t *Target) [3]string {
 	return [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
 }
 
@@ -230,7 +230,7 @@ type pendingSeries struct {
 
 // Add counts t, an entry the Flush tried, and whether it left t queued
 // (failed or held back).
-func (p *PendingTally) Add(t Target, queued bool) {
+func (p *PendingTally) Add(t *Target, queued bool) {
 	key := seriesKey(t)
 	s := p.find(key)
 	if s == nil {

@@ -203,7 +203,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.U
 }
 
 // seriesOf returns the metrics series of t, the state's target.
-func (s *ownedState) seriesOf(m *metrics, t Target) *targetMetrics {
+func (s *ownedState) seriesOf(m *metrics, t *Target) *targetMetrics {
 	if p := s.series.Load(); p != nil {
 		return p
 	}

@@ -89,7 +89,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	// The lane is held for the request only: reading the response needs
 	// no other request to wait.
 	release()
-	a.metrics.of(t).latency.get().Observe(time.Since(start).Seconds())
+	a.metrics.of(&t).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, err
 	}

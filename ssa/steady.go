@@ -33,9 +33,9 @@ import (
 // answered is true when steady answered the apply: it changed nothing, or
 // (with err) the build failed. Apply's Result is then the observed object,
 // with nothing sent.
-func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
+func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
 	if b.Typed == nil || b.Func == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
-		t.GVK.Kind == "" || t.GVK.Version == "" || t.Name == "" || isNil(observed) || a.policy(t.Manager, *opts).Yields() {
+		t.GVK.Kind == "" || t.GVK.Version == "" || t.Name == "" || isNil(observed) || a.policy(t.Manager, opts).Yields() {
 		return false, nil, nil
 	}
 	uid, rv := observed.GetUID(), observed.GetResourceVersion()
@@ -63,7 +63,7 @@ func (a *Applier) steady(ctx context.Context, t Target, observed client.Object, 
 		if errors.Is(err, ErrBuildUntyped) {
 			return false, nil, nil // declined before deciding anything
 		}
-		return true, nil, &Error{Target: t, Err: err}
+		return true, nil, &Error{Target: *t, Err: err}
 	}
 	if !f.lay.equalAC(spare.ac, f.ac) {
 		return false, &builtIntent{form: f, spare: spare}, nil
