@@ -377,7 +377,9 @@ func (s *jsonScan) skipString() error {
 // DecodeResponse decodes an API server's response to an apply
 // (Result.Response) into a new object of like's Go type; an unstructured like
 // lends its kind. It is how a caller that set ApplyOptions.DeferDecode gets
-// Result.Object when it needs it.
+// Result.Object when it needs it. raw is taken to be JSON, as a response is
+// once the client has read it: the client refuses a response that is not,
+// and the decoder does not check it again (see responseJSON).
 func DecodeResponse(raw []byte, like client.Object) (client.Object, error) {
 	if isNil(like) {
 		return nil, invalidf("nil object to decode a response like")
@@ -393,9 +395,11 @@ func DecodeResponse(raw []byte, like client.Object) (client.Object, error) {
 // case-sensitively, as the Kubernetes serializers match them: an API server
 // writes them as its schema spells them. It decodes in about two fifths of
 // the time encoding/json takes, which checks the whole response before it
-// decodes any of it. A batch decodes the response of every apply a later
-// entry of the same object is built on. TestResponseDecodesAsEncodingJSON
-// holds the two to the same objects. The configuration is frozen: what it
+// decodes any of it; the client has checked a response by then. A batch
+// decodes the response of every apply a later entry of the same object is
+// built on. TestResponseDecodesAsEncodingJSON and
+// FuzzResponseDecodesAsKubernetes hold it to the objects encoding/json and
+// the Kubernetes decoder make. The configuration is frozen: what it
 // keeps is a cache of decoders per Go type, as encoding/json's.
 var responseJSON = jsoniter.Config{CaseSensitive: true}.Froze()
 

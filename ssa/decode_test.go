@@ -113,3 +113,34 @@ func TestResponseFieldNamesAreCaseSensitive(t *testing.T) {
 		t.Fatalf("decodeObject took a key of other case for the field: %+v (encoding/json: %+v)", got, std)
 	}
 }
+
+// FuzzResponseDecodesAsKubernetes holds decodeObject to the Kubernetes
+// serializers' decoder (sigs.k8s.io/json, which matches field names
+// case-sensitively too) on Widget responses: the same Widget, or a failure
+// of both. Only JSON is compared: every response decodeObject gets has been
+// read by the client's encoding/json, which refuses anything else, and the
+// faster decoder accepts some of what is not (a control character in a
+// string).
+func FuzzResponseDecodesAsKubernetes(f *testing.F) {
+	widget, err := os.ReadFile("../bench/testdata/observed-widget.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(widget)
+	f.Add([]byte(`{"metadata":{"name":"w","labels":{"a":"caf\u00e9"},"generation":3},"status":{"conditions":[{"type":"A","status":"True","lastTransitionTime":"2026-11-25T22:38:35Z","observedGeneration":2}]}}`))
+	f.Add([]byte(`{"spec":{"replicas":2},"status":null,"extra":[1,2.5,"x",{"y":null}]}`))
+	f.Fuzz(func(t *testing.T, response []byte) {
+		if !json.Valid(response) {
+			t.Skip()
+		}
+		want, got := &v1alpha1.Widget{}, &v1alpha1.Widget{}
+		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(response, want)
+		gotErr := decodeObject(response, got)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("decodeObject: %v; the Kubernetes decoder: %v", gotErr, wantErr)
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("decodeObject decoded\n%+v\nthe Kubernetes decoder\n%+v", got, want)
+		}
+	})
+}
