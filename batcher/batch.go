@@ -793,11 +793,11 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	}
 	var errs []error
 	for _, ew := range w.entries {
-		t := ew.entry.target
+		t := &ew.entry.target
 		opts := applyOptions(ew.contribs)
 		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, t, obs, build(&ew.entry.target, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
-		if err := b.shadowEntry(ctx, t, res, err); err != nil {
+		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
+		if err := b.shadowEntry(ctx, *t, res, err); err != nil {
 			errs = append(errs, err)
 			continue
 		}

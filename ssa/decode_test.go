@@ -28,6 +28,26 @@ const podResponse = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","na
 "status":{"phase":"Running","conditions":[{"type":"Ready","status":"True","lastProbeTime":null,"lastTransitionTime":"2026-11-25T22:38:35Z"}],
 "startTime":"2026-11-25T22:38:34Z"}}`
 
+// observedWidget is the Widget the client-cost benchmarks decode: one an API
+// server returned after real applies.
+func observedWidget(t testing.TB) []byte {
+	t.Helper()
+	raw, err := os.ReadFile("../bench/testdata/observed-widget.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// sameDecoding reports whether two decodings of one response agree: both
+// failed, or both made the same object.
+func sameDecoding(a any, aErr error, b any, bErr error) bool {
+	if (aErr != nil) != (bErr != nil) {
+		return false
+	}
+	return aErr != nil || reflect.DeepEqual(a, b)
+}
+
 // TestResponseDecodesAsEncodingJSON holds decodeObject, which decodes
 // typed responses with a faster decoder than encoding/json, to the object
 // encoding/json decodes, or to its failure, for responses an API server
@@ -36,10 +56,8 @@ const podResponse = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","na
 // decoder, which refuses unknown fields, to show that the comparison tells
 // a decoder that differs apart.
 func TestResponseDecodesAsEncodingJSON(t *testing.T) {
-	widget, err := os.ReadFile("../bench/testdata/observed-widget.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	widget := observedWidget(t)
+	strictJSON := jsoniter.Config{CaseSensitive: true, DisallowUnknownFields: true}.Froze()
 	newer := strings.Replace(string(widget), `"status": {`, `"status": {"addedLater": {"x": [1, 2.5, "y", null]},`, 1)
 	newer = strings.Replace(newer, `"metadata": {`, `"metadata": {"futureField": true,`, 1)
 	for _, tc := range []struct {
@@ -72,17 +90,13 @@ func TestResponseDecodesAsEncodingJSON(t *testing.T) {
 			wantErr := json.Unmarshal([]byte(tc.response), want)
 			got := tc.like()
 			gotErr := decodeObject([]byte(tc.response), got)
-			if (gotErr != nil) != (wantErr != nil) {
-				t.Fatalf("decodeObject: %v; encoding/json: %v", gotErr, wantErr)
-			}
-			if wantErr == nil && !reflect.DeepEqual(got, want) {
-				t.Fatalf("decodeObject decoded\n%+v\nencoding/json\n%+v", got, want)
+			if !sameDecoding(got, gotErr, want, wantErr) {
+				t.Fatalf("decodeObject decoded\n%+v (%v)\nencoding/json\n%+v (%v)", got, gotErr, want, wantErr)
 			}
 
 			strict := tc.like()
-			strictErr := jsoniter.Config{CaseSensitive: true, DisallowUnknownFields: true}.Froze().Unmarshal([]byte(tc.response), strict)
-			strictSame := (strictErr != nil) == (wantErr != nil) && (wantErr != nil || reflect.DeepEqual(strict, want))
-			if strictSame == tc.strictDiffers {
+			strictErr := strictJSON.Unmarshal([]byte(tc.response), strict)
+			if strictSame := sameDecoding(strict, strictErr, want, wantErr); strictSame == tc.strictDiffers {
 				t.Fatalf("control: a strict decoder decodes as encoding/json: %v, want %v (its error: %v)", strictSame, !tc.strictDiffers, strictErr)
 			}
 		})
@@ -122,11 +136,7 @@ func TestResponseFieldNamesAreCaseSensitive(t *testing.T) {
 // faster decoder accepts some of what is not (a control character in a
 // string).
 func FuzzResponseDecodesAsKubernetes(f *testing.F) {
-	widget, err := os.ReadFile("../bench/testdata/observed-widget.json")
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(widget)
+	f.Add(observedWidget(f))
 	f.Add([]byte(`{"metadata":{"name":"w","labels":{"a":"caf\u00e9"},"generation":3},"status":{"conditions":[{"type":"A","status":"True","lastTransitionTime":"2026-11-25T22:38:35Z","observedGeneration":2}]}}`))
 	f.Add([]byte(`{"spec":{"replicas":2},"status":null,"extra":[1,2.5,"x",{"y":null}]}`))
 	f.Fuzz(func(t *testing.T, response []byte) {
@@ -136,11 +146,8 @@ func FuzzResponseDecodesAsKubernetes(f *testing.F) {
 		want, got := &v1alpha1.Widget{}, &v1alpha1.Widget{}
 		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(response, want)
 		gotErr := decodeObject(response, got)
-		if (gotErr != nil) != (wantErr != nil) {
-			t.Fatalf("decodeObject: %v; the Kubernetes decoder: %v", gotErr, wantErr)
-		}
-		if wantErr == nil && !reflect.DeepEqual(got, want) {
-			t.Fatalf("decodeObject decoded\n%+v\nthe Kubernetes decoder\n%+v", got, want)
+		if !sameDecoding(got, gotErr, want, wantErr) {
+			t.Fatalf("decodeObject decoded\n%+v (%v)\nthe Kubernetes decoder\n%+v (%v)", got, gotErr, want, wantErr)
 		}
 	})
 }

@@ -28,14 +28,15 @@ import (
 // Of the target, steady checks only what a remembered state does not vouch
 // for: states are remembered only by runs that checked their targets, and
 // the one found is under t's own manager and subresource, so those passed
-// (Target.Validate); the kind and the name are checked here.
+// (Target.Validate); the kind and the name are checked here, as Validate
+// checks them (objectError).
 //
 // answered is true when steady answered the apply: it changed nothing, or
 // (with err) the build failed. Apply's Result is then the observed object,
 // with nothing sent.
 func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
 	if b.Typed == nil || b.Func == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
-		t.GVK.Kind == "" || t.GVK.Version == "" || t.Name == "" || isNil(observed) || a.policy(t.Manager, opts).Yields() {
+		objectError(t) != nil || isNil(observed) || a.policy(t.Manager, opts).Yields() {
 		return false, nil, nil
 	}
 	uid, rv := observed.GetUID(), observed.GetResourceVersion()

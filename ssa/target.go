@@ -47,16 +47,26 @@ func (t Target) Object() ownership.ObjectRef {
 // Validate reports, before any request, what the API server would reject or
 // what would apply to the wrong place. Its errors wrap ErrInvalidInput.
 func (t Target) Validate() error {
-	switch {
-	case t.GVK.Kind == "" || t.GVK.Version == "":
-		return invalidf("%s: no kind or version", t)
-	case t.Name == "":
-		return invalidf("%s: the object has no name", t)
-	case t.Subresource != MainResource && t.Subresource != StatusSubresource:
+	if err := objectError(&t); err != nil {
+		return err
+	}
+	if t.Subresource != MainResource && t.Subresource != StatusSubresource {
 		return invalidf("%s: unsupported subresource %q", t, string(t.Subresource))
 	}
 	if err := ValidateFieldManager(t.Manager); err != nil {
 		return fmt.Errorf("%s: %w", t, err)
+	}
+	return nil
+}
+
+// objectError is what Validate finds wrong with the object t names: no kind,
+// version or name. The steady look checks this part alone (see steady).
+func objectError(t *Target) error {
+	switch {
+	case t.GVK.Kind == "" || t.GVK.Version == "":
+		return invalidf("%s: no kind or version", *t)
+	case t.Name == "":
+		return invalidf("%s: the object has no name", *t)
 	}
 	return nil
 }
