@@ -98,6 +98,17 @@ func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstruct
 	if err != nil {
 		return nil, false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
+	if out, all, read := extractLeaves(tv.Schema(), tv.TypeRef(), observed.Object, f.leaves); read {
+		if m, isMap := out.(map[string]any); isMap {
+			return m, all, nil
+		}
+	}
+	return f.extractTyped(tv)
+}
+
+// extractTyped is extract by the schema's own walks over tv, the typed
+// observed object: what extractLeaves reads more cheaply where it can.
+func (f *entryFields) extractTyped(tv *typed.TypedValue) (content map[string]any, complete bool, err error) {
 	extracted := tv.ExtractItems(f.leaves)
 	m, ok := extracted.AsValue().Unstructured().(map[string]any)
 	if !ok {
