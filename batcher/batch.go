@@ -239,14 +239,14 @@ type entry struct {
 }
 
 // push queues c, which has passed its check (see caller.check), on e.
-func (e *entry) push(c contribution) {
+func (e *entry) push(c *contribution) {
 	if n := len(e.contribs); n == 0 {
 		e.mixed = false
 	} else if !e.mixed && c.call != e.contribs[n-1].call {
 		first := e.contribs[0].acType()
 		e.mixed = first == nil || c.acType() != first
 	}
-	e.contribs = append(e.contribs, c)
+	e.contribs = append(e.contribs, *c)
 }
 
 // acType is the one apply configuration type of contribs, contributions of
@@ -302,7 +302,7 @@ func New(a *ssa.Applier, opts ...Option) *Batch {
 func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if err := b.checkCaller(c); err != nil {
+	if err := b.checkCaller(&c); err != nil {
 		return fmt.Errorf("%s: %w", t, err)
 	}
 	id := t.Object()
@@ -319,7 +319,7 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 		b.addObject(o)
 	}
 	e := o.entryFor(t)
-	e.push(c)
+	e.push(&c)
 	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
 	return nil
 }
@@ -387,33 +387,32 @@ func (o *object) entryFor(t ssa.Target) *entry {
 // the contribution queued last (see checkCaller); an error of that check
 // names the target, and nothing is queued. An entry whose target does not
 // pass is left to the full check, which says why.
-func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c contribution) (bool, error) {
+func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c *contribution) (bool, error) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	if b.last.object == nil || !b.isLast(obj) {
+		b.mu.Unlock()
 		return false, nil
 	}
 	e := b.last.entry
-	if e == nil || e.target.Subresource != sub || e.target.Manager != manager {
-		e = nil
-		for _, x := range b.last.object.entries {
-			if x.target.Subresource == sub && x.target.Manager == manager {
-				e = x
-				break
-			}
-		}
+	if e == nil || e.target.Manager != manager || e.target.Subresource != sub {
+		e = b.last.object.entryOf(sub, manager)
 	}
 	if e == nil {
 		t := b.last.target
 		if t.Subresource, t.Manager = sub, manager; t.Validate() != nil {
+			b.mu.Unlock()
 			return false, nil
 		}
 		if err := b.checkCaller(c); err != nil {
+			b.mu.Unlock()
 			return false, fmt.Errorf("%s: %w", t, err)
 		}
 		e = b.last.object.entryFor(t)
-	} else if err := b.checkCaller(c); err != nil {
-		return false, fmt.Errorf("%s: %w", e.target, err)
+	} else if c.call != b.last.call {
+		if err := b.checkCaller(c); err != nil {
+			b.mu.Unlock()
+			return false, fmt.Errorf("%s: %w", e.target, err)
+		}
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
@@ -426,13 +425,24 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 		e.contribs = grown
 	}
 	e.push(c)
+	b.mu.Unlock()
 	return true, nil
+}
+
+// entryOf returns o's entry for sub and manager, or nil.
+func (o *object) entryOf(sub ssa.Subresource, manager string) *entry {
+	for _, e := range o.entries {
+		if e.target.Manager == manager && e.target.Subresource == sub {
+			return e
+		}
+	}
+	return nil
 }
 
 // checkCaller checks c's types (see caller.check) unless they are those of
 // the contribution queued last, which passed: status functions queue many
 // contributions of one type in a row. b.mu is held.
-func (b *Batch) checkCaller(c contribution) error {
+func (b *Batch) checkCaller(c *contribution) error {
 	if b.last.call != nil && c.call == b.last.call {
 		return nil
 	}
@@ -447,7 +457,7 @@ func (b *Batch) checkCaller(c contribution) error {
 // contribution was queued for: the same object, unrenamed. b.mu is held.
 func (b *Batch) isLast(obj client.Object) bool {
 	t := &b.last.target
-	if b.last.obj == nil || b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
+	if b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
 		return false
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != t.GVK {

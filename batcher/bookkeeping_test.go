@@ -283,7 +283,7 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := &entry{}
 			for _, c := range tc.contribs {
-				e.push(c)
+				e.push(&c)
 			}
 			b := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
 			if b.Func == nil || (b.Typed != nil) != tc.typed {
