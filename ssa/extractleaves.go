@@ -52,7 +52,9 @@ func extractMapLeaves(s *smdschema.Schema, m *smdschema.Map, v any, set *fieldpa
 	}
 	kept := map[string]any{}
 	complete, ok = true, true
-	set.Members.Iterate(func(pe fieldpath.PathElement) {
+	// read takes the field pe names: whole for a leaf (under is nil), else
+	// what under names of it.
+	read := func(pe fieldpath.PathElement, under *fieldpath.Set) {
 		if !ok {
 			return
 		}
@@ -60,43 +62,35 @@ func extractMapLeaves(s *smdschema.Schema, m *smdschema.Map, v any, set *fieldpa
 			ok = false
 			return
 		}
-		field, has := obj[*pe.FieldName]
-		switch field.(type) {
-		case map[string]any, []any:
-			ok = false // the schema's walk goes on into a whole map or list
-		default:
-			if has {
-				kept[*pe.FieldName] = field
-			} else {
-				complete = false
-			}
-		}
-	})
-	set.Children.Iterate(func(pe fieldpath.PathElement) {
-		if !ok {
-			return
-		}
-		if pe.FieldName == nil {
-			ok = false
-			return
-		}
-		under, _ := set.Children.Get(pe)
-		if under.Empty() {
+		if under != nil && under.Empty() {
 			return // no path under it: the schema's walk does not keep it
 		}
 		field, has := obj[*pe.FieldName]
-		if !has {
+		switch {
+		case !has:
 			complete = false
-			return
+		case under == nil:
+			switch field.(type) {
+			case map[string]any, []any:
+				ok = false // the schema's walk goes on into a whole map or list
+			default:
+				kept[*pe.FieldName] = field
+			}
+		default:
+			ft := m.ElementType
+			if f, known := m.FindField(*pe.FieldName); known {
+				ft = f.Type
+			}
+			got, all, readAll := extractLeaves(s, ft, field, under)
+			// A field with paths under it stays even when none of them
+			// is there (as null), as in the schema's walk.
+			kept[*pe.FieldName], complete, ok = got, complete && all, readAll
 		}
-		ft := m.ElementType
-		if f, known := m.FindField(*pe.FieldName); known {
-			ft = f.Type
-		}
-		got, all, read := extractLeaves(s, ft, field, under)
-		// A field with paths under it stays even when none of them is
-		// there (as null), as in the schema's walk.
-		kept[*pe.FieldName], complete, ok = got, complete && all, read
+	}
+	set.Members.Iterate(func(pe fieldpath.PathElement) { read(pe, nil) })
+	set.Children.Iterate(func(pe fieldpath.PathElement) {
+		under, _ := set.Children.Get(pe)
+		read(pe, under)
 	})
 	if !ok {
 		return nil, false, false
