@@ -360,10 +360,8 @@ func observe(obj client.Object) (client.Object, error) {
 
 // entryFor returns o's entry for t, adding it if there is none.
 func (o *object) entryFor(t ssa.Target) *entry {
-	for _, e := range o.entries {
-		if e.target == t {
-			return e
-		}
+	if e := o.entryOf(t.Subresource, t.Manager); e != nil {
+		return e
 	}
 	// No room yet: a batch of many objects often queues one contribution
 	// per entry, and room for more would be most of what it holds until the
@@ -389,30 +387,29 @@ func (o *object) entryFor(t ssa.Target) *entry {
 // pass is left to the full check, which says why.
 func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c *contribution) (bool, error) {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.last.object == nil || !b.isLast(obj) {
-		b.mu.Unlock()
 		return false, nil
 	}
 	e := b.last.entry
 	if e == nil || e.target.Manager != manager || e.target.Subresource != sub {
 		e = b.last.object.entryOf(sub, manager)
 	}
-	if e == nil {
-		t := b.last.target
-		if t.Subresource, t.Manager = sub, manager; t.Validate() != nil {
-			b.mu.Unlock()
+	t := &b.last.target
+	if e != nil {
+		t = &e.target
+	} else {
+		added := *t
+		if added.Subresource, added.Manager = sub, manager; added.Validate() != nil {
 			return false, nil
 		}
-		if err := b.checkCaller(c); err != nil {
-			b.mu.Unlock()
-			return false, fmt.Errorf("%s: %w", t, err)
-		}
-		e = b.last.object.entryFor(t)
-	} else if c.call != b.last.call {
-		if err := b.checkCaller(c); err != nil {
-			b.mu.Unlock()
-			return false, fmt.Errorf("%s: %w", e.target, err)
-		}
+		t = &added
+	}
+	if err := b.checkCaller(c); err != nil {
+		return false, fmt.Errorf("%s: %w", *t, err)
+	}
+	if e == nil {
+		e = b.last.object.entryFor(*t)
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
@@ -425,11 +422,11 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 		e.contribs = grown
 	}
 	e.push(c)
-	b.mu.Unlock()
 	return true, nil
 }
 
-// entryOf returns o's entry for sub and manager, or nil.
+// entryOf returns o's entry for sub and manager, or nil. An object's entries
+// all name it: their targets differ only there.
 func (o *object) entryOf(sub ssa.Subresource, manager string) *entry {
 	for _, e := range o.entries {
 		if e.target.Manager == manager && e.target.Subresource == sub {

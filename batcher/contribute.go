@@ -48,15 +48,7 @@ func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mut
 
 func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ssa.ApplyOption) error {
 	c, err := newContribution(mutate)
-	if err != nil || len(opts) > 0 {
-		return contributeWith(b, obj, sub, manager, opts, c, err)
-	}
-	// The usual contribution, without options of its own: most often one
-	// more status function for the object of the one before.
-	if queued, err := b.addToLast(obj, sub, manager, &c); queued || err != nil {
-		return err
-	}
-	return contributeNew(b, obj, sub, manager, c, nil)
+	return contributeWith(b, obj, sub, manager, opts, c, err)
 }
 
 // contributeWith checks obj and manager and queues c, or reports invalid,
@@ -70,12 +62,6 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 			return err
 		}
 	}
-	return contributeNew(b, obj, sub, manager, c, invalid)
-}
-
-// contributeNew is contributeWith for a contribution that addToLast did not
-// queue: obj and manager are checked in full.
-func contributeNew(b *Batch, obj client.Object, sub ssa.Subresource, manager string, c contribution, invalid error) error {
 	t, err := b.applier.TargetFor(obj, sub, manager)
 	if err != nil {
 		return err
