@@ -624,7 +624,14 @@ func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target,
 	var room [4]entryWork
 	w := b.workOf(o, room[:0])
 	b.mu.Unlock()
-	err := b.flushObject(ctx, w, dryRun)
+	var err error
+	rest := w
+	if dryRun == nil && b.shadow == nil {
+		rest.entries = w.entries[b.unchangedPrefix(ctx, w):]
+	}
+	if len(rest.entries) > 0 {
+		err = b.flushObject(ctx, rest, dryRun)
+	}
 	if dryRun == nil {
 		var tally ssa.PendingTally
 		b.settle(&w, &tally)
@@ -633,6 +640,44 @@ func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target,
 		}
 	}
 	return errors.Join(err) // as a Flush of many objects joins them
+}
+
+// unchangedPrefix answers, in order, the entries of w that change nothing
+// (see ssa.Applier.Unchanged), and returns how many it answered: the first
+// one it does not answer, and those after it, are flushObject's. A reconcile
+// that changes nothing ends here, without the machinery of an apply per
+// entry. An answered entry is done as flushObject would have done it: its
+// result goes to the hook and its contributions are sent. An entry the look
+// finds changed keeps, in its options, what the look built (see
+// entryWork.prepared).
+func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
+	observed := b.observed(w.object)
+	obs, err := observed.get()
+	if err != nil {
+		return 0
+	}
+	tc := b.applier.TypeConverter()
+	for i := range w.entries {
+		ew := &w.entries[i]
+		t := &ew.entry.target
+		opts := &ew.entry.opts
+		*opts = applyOptions(ew.contribs)
+		opts.DeferDecode = b.onResult == nil
+		ew.prepared = true
+		unchanged, err := b.applier.Unchanged(ctx, t, obs, build(t, tc, ew.contribs, ew.acType), opts)
+		if !unchanged || err != nil {
+			// flushObject applies it, and fails it on the same error.
+			return i
+		}
+		if b.onResult != nil {
+			b.onResult(*t, ssa.Result{Object: obs, Observed: obs}, nil)
+		}
+		b.mu.Lock()
+		w.object.observed = observed // decoded, if it was a response
+		ew.entry.sent(len(ew.contribs))
+		b.mu.Unlock()
+	}
+	return len(w.entries)
 }
 
 // settle records what the Flush did with w's entries and drops those with
@@ -698,6 +743,10 @@ type entryWork struct {
 	entry    *entry
 	contribs []contribution // what this Flush sends of the entry's contributions
 	acType   reflect.Type   // the one apply configuration type they edit (see acType)
+	// prepared is set once the entry's options are derived for this Flush
+	// (by unchangedPrefix): they may carry what the look built, which
+	// deriving them again would drop.
+	prepared bool
 }
 
 // observed returns o's observation as it is now.
@@ -738,7 +787,9 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		}
 		contribs := ew.contribs
 		opts := &ew.entry.opts
-		*opts = applyOptions(contribs)
+		if !ew.prepared {
+			*opts = applyOptions(contribs)
+		}
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status

@@ -35,6 +35,12 @@ import (
 // (with err) the build failed. Apply's Result is then the observed object,
 // with nothing sent.
 func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
+	if opts.built != nil {
+		// Unchanged looked already, and found a change: the run sends
+		// what it built.
+		built, opts.built = opts.built, nil
+		return false, built, nil
+	}
 	if b.Typed == nil || b.Func == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
 		objectError(t) != nil || isNil(observed) || a.policy(t.Manager, opts).Yields() {
 		return false, nil, nil
@@ -72,6 +78,24 @@ func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object,
 	f.giveBack(spare)
 	skippedApply(loggerFrom(ctx), t, st.seriesOf(a.metrics, t), false)
 	return true, nil, nil
+}
+
+// Unchanged answers an apply that would change nothing, without Apply's run:
+// it is the look Apply takes first (see steady), for a caller that makes many
+// applies and answers most of them here, as a batch's Flush does. The
+// arguments are Apply's; opts are this apply's own, not shared with another.
+//
+// When Unchanged reports true, the apply is done: nothing was sent, the skip
+// was counted and logged as Apply counts and logs it, and Apply must not be
+// called for it; Apply's Result would have been the observed object. An error
+// (with true) is the build's, as Apply would have returned it. When it
+// reports false, call Apply with the same arguments: if the look ran the
+// mutators and found a change, opts carries what they built, and Apply sends
+// that rather than running them again.
+func (a *Applier) Unchanged(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (bool, error) {
+	answered, built, err := a.steady(ctx, t, observed, b, opts)
+	opts.built = built
+	return answered, err
 }
 
 // builtIntent is an intent built by editing spare, a copy of form's apply

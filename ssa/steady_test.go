@@ -176,3 +176,60 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 		})
 	}
 }
+
+// Unchanged answers, before Apply, an apply that changes nothing, and sends
+// nothing; one that changes something it leaves to Apply, handing over in the
+// options what the mutators built, so that they run once for the apply. The
+// control calls Apply with options of its own, which carry nothing: the
+// mutators run again. A guarded apply is not looked at (the run reads the
+// object again), and nothing is handed over.
+func TestUnchangedAnswersBeforeApply(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
+			h, res := appliedOn(t)
+			ctx := context.Background()
+			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
+				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
+			}
+			sent := len(h.bodies())
+			unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
+			if err != nil || !unchanged || len(h.bodies()) != sent {
+				t.Fatalf("an unchanged build: unchanged %v, err %v, %d applies sent", unchanged, err, len(h.bodies())-sent)
+			}
+
+			guarded := &ApplyOptions{Guarded: true}
+			calls := 0
+			counted := widgetBuild("Off", nil)
+			mutate := counted.Typed.Mutate
+			counted.Typed.Mutate = func(ac any, observed client.Object) error {
+				calls++
+				return mutate(ac, observed)
+			}
+			if unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, counted, guarded); unchanged || err != nil || calls != 0 || guarded.built != nil {
+				t.Fatalf("a guarded apply: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
+			}
+
+			opts := &ApplyOptions{}
+			if unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, counted, opts); unchanged || err != nil || calls != 1 {
+				t.Fatalf("a changed build: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
+			}
+			if control {
+				opts = &ApplyOptions{}
+			}
+			changed, err := h.a.Apply(ctx, h.t, res.Object, counted, opts)
+			if err != nil || !changed.Sent || intentOf(changed) != typedPrefix+`,"status":{"phase":"Off"}}` {
+				t.Fatalf("a changed intent: sent %v, intent %s, err %v", changed.Sent, changed.Intent, err)
+			}
+			want := 1
+			if control {
+				want = 2
+			}
+			if calls != want {
+				t.Fatalf("the mutators ran %d times for one look and one apply, want %d", calls, want)
+			}
+			if opts.built != nil {
+				t.Fatal("Apply left what it sent in the options")
+			}
+		})
+	}
+}

@@ -110,6 +110,53 @@ var _ = Describe("Batch", func() {
 		Expect(getWidget(ctx, client.ObjectKeyFromObject(w)).ResourceVersion).To(Equal(after.ResourceVersion))
 	})
 
+	It("answers the entries that change nothing before the first that changes, running each entry's mutators once", func(ctx context.Context) {
+		w := createWidget(ctx, ns, "w1")
+		calls := map[string]int{}
+		type outcome struct {
+			manager string
+			sent    bool
+		}
+		// reconcile queues managers a and b, b's condition at bStatus, and
+		// returns what the result hook heard and the requests sent.
+		reconcile := func(bStatus metav1.ConditionStatus) ([]outcome, map[string]int) {
+			var heard []outcome
+			b := batcher.New(applier, batcher.WithResultHook(func(t ssa.Target, res ssa.Result, err error) {
+				Expect(err).NotTo(HaveOccurred())
+				heard = append(heard, outcome{t.Manager, res.Sent})
+			}))
+			obj := getWidget(ctx, client.ObjectKeyFromObject(w))
+			clear(calls)
+			for _, m := range []struct {
+				name   string
+				status metav1.ConditionStatus
+			}{{"a", metav1.ConditionTrue}, {"b", bStatus}} {
+				set := widgets.SetCondition("By"+m.name, m.status, "Set")
+				Expect(batcher.Status(b, obj, m.name, func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+					calls[m.name]++
+					return set(ac, o)
+				})).To(Succeed())
+			}
+			counts, err := flushCounted(ctx, b)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(b.Pending()).To(BeEmpty())
+			Expect(calls).To(Equal(map[string]int{"a": 1, "b": 1}), "each entry's mutators run once per Flush")
+			return heard, counts
+		}
+		heard, counts := reconcile(metav1.ConditionTrue)
+		Expect(heard).To(Equal([]outcome{{"a", true}, {"b", true}}))
+		Expect(counts).To(Equal(map[string]int{"apply": 2}))
+		for range 2 { // right after the applies, then with the copies the first left
+			heard, counts = reconcile(metav1.ConditionTrue)
+			Expect(heard).To(Equal([]outcome{{"a", false}, {"b", false}}))
+			Expect(counts).To(BeEmpty())
+		}
+		heard, counts = reconcile(metav1.ConditionFalse)
+		Expect(heard).To(Equal([]outcome{{"a", false}, {"b", true}}))
+		Expect(counts).To(Equal(map[string]int{"apply": 1}))
+		Expect(widgets.Conditions(getWidget(ctx, client.ObjectKeyFromObject(w)))).To(Equal(map[string]metav1.ConditionStatus{"Bya": "True", "Byb": "False"}))
+	})
+
 	It("keeps lastTransitionTime while the status holds and moves it when the status changes", func(ctx context.Context) {
 		w := createWidget(ctx, ns, "w1")
 		key := client.ObjectKeyFromObject(w)
