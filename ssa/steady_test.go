@@ -22,12 +22,8 @@ import (
 func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
-			h, res := appliedOn(t)
+			h, _ := appliedAndSteady(t) // leaves the copy the steady look edits
 			ctx := context.Background()
-			// An unchanged apply leaves the copy the steady look edits.
-			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
-				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
-			}
 			same := acv1alpha1.Widget("w1", "ns").WithStatus(acv1alpha1.WidgetStatus().WithPhase("Off"))
 			if err := h.c.Apply(ctx, same, client.FieldOwner("m")); err != nil {
 				t.Fatal(err)
@@ -61,22 +57,12 @@ func TestSteadyTrustsOnlyTheRememberedVersion(t *testing.T) {
 // renames the object is refused as the run would refuse it, and one that
 // fails makes Apply fail naming the target, with nothing sent either way.
 func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
-	h, res := appliedOn(t)
-	ctx := context.Background()
 	// An unchanged build leaves a copy of the form for the next one to
 	// edit: the look works on it.
-	steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
-	if err != nil || steady.Sent {
-		t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
-	}
+	h, res := appliedAndSteady(t)
+	ctx := context.Background()
 	calls := 0
-	counted := widgetBuild("Off", nil)
-	mutate := counted.Typed.Mutate
-	counted.Typed.Mutate = func(ac any, observed client.Object) error {
-		calls++
-		return mutate(ac, observed)
-	}
-	changed, err := h.a.Apply(ctx, h.t, res.Object, counted, &ApplyOptions{})
+	changed, err := h.a.Apply(ctx, h.t, res.Object, counting(widgetBuild("Off", nil), &calls), &ApplyOptions{})
 	if err != nil || !changed.Sent || intentOf(changed) != typedPrefix+`,"status":{"phase":"Off"}}` {
 		t.Fatalf("a changed intent: sent %v, intent %s, err %v", changed.Sent, changed.Intent, err)
 	}
@@ -84,12 +70,7 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 		t.Fatalf("the mutators ran %d times for one apply", calls)
 	}
 	calls = 0
-	counted = widgetBuild("On", nil)
-	counted.Typed.Mutate = func(ac any, observed client.Object) error {
-		calls++
-		return widgetBuild("On", nil).Typed.Mutate(ac, observed)
-	}
-	back, err := h.a.Apply(ctx, h.t, changed.Object, counted, &ApplyOptions{})
+	back, err := h.a.Apply(ctx, h.t, changed.Object, counting(widgetBuild("On", nil), &calls), &ApplyOptions{})
 	if err != nil || !back.Sent || calls != 1 {
 		t.Fatalf("right after an apply: sent %v, mutators ran %d times, err %v", back.Sent, calls, err)
 	}
@@ -122,6 +103,28 @@ func TestSteadyHandsAChangedIntentToTheRun(t *testing.T) {
 	if got, ok := changed.Object.(*v1alpha1.Widget); !ok || got.Status.Phase != "On" {
 		t.Fatalf("response %T", changed.Object)
 	}
+}
+
+// appliedAndSteady is appliedOn followed by an apply that changes nothing,
+// which leaves a copy of the form for the steady look to edit.
+func appliedAndSteady(t *testing.T) (*harness, Result) {
+	t.Helper()
+	h, res := appliedOn(t)
+	steady, err := h.a.Apply(context.Background(), h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil || steady.Sent {
+		t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
+	}
+	return h, res
+}
+
+// counting returns b with its typed Mutate counting its calls in calls.
+func counting(b Build, calls *int) Build {
+	mutate := b.Typed.Mutate
+	b.Typed = &TypedBuild{Type: b.Typed.Type, Mutate: func(ac any, observed client.Object) error {
+		*calls++
+		return mutate(ac, observed)
+	}}
+	return b
 }
 
 // appliedOn returns a harness whose manager m has applied status.phase On,
@@ -186,11 +189,8 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 func TestUnchangedAnswersBeforeApply(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
-			h, res := appliedOn(t)
+			h, res := appliedAndSteady(t)
 			ctx := context.Background()
-			if steady, err := h.a.Apply(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{}); err != nil || steady.Sent {
-				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
-			}
 			sent := len(h.bodies())
 			unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
 			if err != nil || !unchanged || len(h.bodies()) != sent {
@@ -199,12 +199,7 @@ func TestUnchangedAnswersBeforeApply(t *testing.T) {
 
 			guarded := &ApplyOptions{Guarded: true}
 			calls := 0
-			counted := widgetBuild("Off", nil)
-			mutate := counted.Typed.Mutate
-			counted.Typed.Mutate = func(ac any, observed client.Object) error {
-				calls++
-				return mutate(ac, observed)
-			}
+			counted := counting(widgetBuild("Off", nil), &calls)
 			if unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, counted, guarded); unchanged || err != nil || calls != 0 || guarded.built != nil {
 				t.Fatalf("a guarded apply: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
 			}
