@@ -662,7 +662,6 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 		t := &ew.entry.target
 		opts := &ew.entry.opts
 		*opts = applyOptions(ew.contribs)
-		opts.DeferDecode = b.onResult == nil
 		ew.prepared = true
 		unchanged, err := b.applier.Unchanged(ctx, t, obs, build(t, tc, ew.contribs, ew.acType), opts)
 		if !unchanged || err != nil {
@@ -774,7 +773,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 	}
 	incarnation := first.GetUID()
 	mainFailed := false
-	for _, ew := range w.entries {
+	for i, ew := range w.entries {
 		t := &ew.entry.target
 		if mainFailed && t.Subresource == ssa.StatusSubresource {
 			errs = append(errs, &ssa.Error{Target: *t, Err: ErrHeldBack})
@@ -800,9 +799,10 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			continue
 		}
 		opts.DryRun = dryRun != nil
-		// The response is decoded when the next entry or the next Flush
-		// needs it; a result hook reads it decoded.
-		opts.DeferDecode = dryRun == nil && b.onResult == nil
+		// The response is decoded now when the next entry is built on it
+		// (which spares reading its metadata apart), else when the next
+		// Flush needs it; a result hook reads it decoded.
+		opts.DeferDecode = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
 		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
