@@ -663,7 +663,7 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 		opts := &ew.entry.opts
 		*opts = applyOptions(ew.contribs)
 		ew.prepared = true
-		unchanged, err := b.applier.Unchanged(ctx, t, obs, build(t, tc, ew.contribs, ew.acType), opts)
+		unchanged, err := b.applier.Unchanged(ctx, *t, obs, build(t, tc, ew.contribs, ew.acType), opts)
 		if !unchanged || err != nil {
 			// flushObject applies it, and fails it on the same error.
 			return i

@@ -91,9 +91,13 @@ func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object,
 // (with true) is the build's, as Apply would have returned it. When it
 // reports false, call Apply with the same arguments: if the look ran the
 // mutators and found a change, opts carries what they built, and Apply sends
-// that rather than running them again.
-func (a *Applier) Unchanged(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (bool, error) {
-	answered, built, err := a.steady(ctx, t, observed, b, opts)
+// that rather than running them again. Nil opts are the defaults, and keep
+// nothing for Apply.
+func (a *Applier) Unchanged(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (bool, error) {
+	if opts == nil {
+		opts = &ApplyOptions{}
+	}
+	answered, built, err := a.steady(ctx, &t, observed, b, opts)
 	opts.built = built
 	return answered, err
 }

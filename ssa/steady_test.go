@@ -192,20 +192,24 @@ func TestUnchangedAnswersBeforeApply(t *testing.T) {
 			h, res := appliedAndSteady(t)
 			ctx := context.Background()
 			sent := len(h.bodies())
-			unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
+			unchanged, err := h.a.Unchanged(ctx, h.t, res.Object, widgetBuild("On", nil), &ApplyOptions{})
 			if err != nil || !unchanged || len(h.bodies()) != sent {
 				t.Fatalf("an unchanged build: unchanged %v, err %v, %d applies sent", unchanged, err, len(h.bodies())-sent)
+			}
+
+			if unchanged, err := h.a.Unchanged(ctx, h.t, res.Object, widgetBuild("On", nil), nil); err != nil || !unchanged {
+				t.Fatalf("an unchanged build with nil options: unchanged %v, err %v", unchanged, err)
 			}
 
 			guarded := &ApplyOptions{Guarded: true}
 			calls := 0
 			counted := counting(widgetBuild("Off", nil), &calls)
-			if unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, counted, guarded); unchanged || err != nil || calls != 0 || guarded.built != nil {
+			if unchanged, err := h.a.Unchanged(ctx, h.t, res.Object, counted, guarded); unchanged || err != nil || calls != 0 || guarded.built != nil {
 				t.Fatalf("a guarded apply: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
 			}
 
 			opts := &ApplyOptions{}
-			if unchanged, err := h.a.Unchanged(ctx, &h.t, res.Object, counted, opts); unchanged || err != nil || calls != 1 {
+			if unchanged, err := h.a.Unchanged(ctx, h.t, res.Object, counted, opts); unchanged || err != nil || calls != 1 {
 				t.Fatalf("a changed build: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
 			}
 			if control {
