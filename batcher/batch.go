@@ -662,8 +662,8 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 		t := &ew.entry.target
 		opts := &ew.entry.opts
 		*opts = applyOptions(ew.contribs)
-		ew.prepared = true
-		unchanged, err := b.applier.Unchanged(ctx, *t, obs, build(t, tc, ew.contribs, ew.acType), opts)
+		ew.prepared, ew.build = true, build(t, tc, ew.contribs, ew.acType)
+		unchanged, err := b.applier.Unchanged(ctx, *t, obs, ew.build, opts)
 		if !unchanged || err != nil {
 			// flushObject applies it, and fails it on the same error.
 			return i
@@ -742,10 +742,12 @@ type entryWork struct {
 	entry    *entry
 	contribs []contribution // what this Flush sends of the entry's contributions
 	acType   reflect.Type   // the one apply configuration type they edit (see acType)
-	// prepared is set once the entry's options are derived for this Flush
-	// (by unchangedPrefix): they may carry what the look built, which
-	// deriving them again would drop.
+	// prepared is set once the entry's options and build are made for
+	// this Flush (by unchangedPrefix): the options may carry what the look
+	// built with that build, which Apply uses only with the same build, and
+	// deriving the options again would drop.
 	prepared bool
+	build    ssa.Build
 }
 
 // observed returns o's observation as it is now.
@@ -788,6 +790,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		opts := &ew.entry.opts
 		if !ew.prepared {
 			*opts = applyOptions(contribs)
+			ew.build = build(t, b.applier.TypeConverter(), contribs, ew.acType)
 		}
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
@@ -803,7 +806,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// (which spares reading its metadata apart), else when the next
 		// Flush needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
-		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
+		res, err := b.applier.Apply(ctx, *t, obs, ew.build, opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(*t, res, err)

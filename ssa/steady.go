@@ -35,11 +35,13 @@ import (
 // (with err) the build failed. Apply's Result is then the observed object,
 // with nothing sent.
 func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
-	if opts.built != nil {
-		// Unchanged looked already, and found a change: the run sends
-		// what it built.
-		built, opts.built = opts.built, nil
-		return false, built, nil
+	if prev := opts.built; prev != nil {
+		opts.built = nil
+		if prev.typed == b.Typed {
+			// Unchanged looked already, with this build, and found a
+			// change: the run sends what it built.
+			return false, prev, nil
+		}
 	}
 	if b.Typed == nil || b.Func == nil || opts.Guarded || opts.DryRun || opts.AsOwner || opts.Mode != Incremental ||
 		objectError(t) != nil || isNil(observed) || a.policy(t.Manager, opts).Yields() {
@@ -73,7 +75,7 @@ func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object,
 		return true, nil, &Error{Target: *t, Err: err}
 	}
 	if !f.lay.equalAC(spare.ac, f.ac) {
-		return false, &builtIntent{form: f, spare: spare}, nil
+		return false, &builtIntent{form: f, spare: spare, typed: b.Typed}, nil
 	}
 	f.giveBack(spare)
 	skippedApply(loggerFrom(ctx), t, st.seriesOf(a.metrics, t), false)
@@ -91,7 +93,8 @@ func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object,
 // (with true) is the build's, as Apply would have returned it. When it
 // reports false, call Apply with the same arguments: if the look ran the
 // mutators and found a change, opts carries what they built, and Apply sends
-// that rather than running them again. Nil opts are the defaults, and keep
+// that rather than running them again (an Apply with another build, that is
+// another *TypedBuild, builds its own). Nil opts are the defaults, and keep
 // nothing for Apply.
 func (a *Applier) Unchanged(ctx context.Context, t Target, observed client.Object, b Build, opts *ApplyOptions) (bool, error) {
 	if opts == nil {
@@ -107,4 +110,7 @@ func (a *Applier) Unchanged(ctx context.Context, t Target, observed client.Objec
 type builtIntent struct {
 	form  *acForm
 	spare *spareAC
+	// typed is the build whose mutators edited spare: an Apply with
+	// another build builds its own intent.
+	typed *TypedBuild
 }

@@ -185,7 +185,9 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 // options what the mutators built, so that they run once for the apply. The
 // control calls Apply with options of its own, which carry nothing: the
 // mutators run again. A guarded apply is not looked at (the run reads the
-// object again), and nothing is handed over.
+// object again), and nothing is handed over. What a look built serves only
+// an Apply with the same build: with another, the look's intent would be
+// sent in place of that build's (as the last step shows, were it used).
 func TestUnchangedAnswersBeforeApply(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
@@ -228,6 +230,21 @@ func TestUnchangedAnswersBeforeApply(t *testing.T) {
 			}
 			if opts.built != nil {
 				t.Fatal("Apply left what it sent in the options")
+			}
+
+			// What a look built serves only the build it ran: an Apply
+			// with another one sends that one's intent.
+			if steady, err := h.a.Apply(ctx, h.t, changed.Object, widgetBuild("Off", nil), &ApplyOptions{}); err != nil || steady.Sent {
+				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
+			}
+			opts, calls = &ApplyOptions{}, 0
+			if unchanged, err := h.a.Unchanged(ctx, h.t, changed.Object, counting(widgetBuild("On", nil), &calls), opts); unchanged || err != nil || calls != 1 {
+				t.Fatalf("a changed build: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
+			}
+			other := 0
+			pending, err := h.a.Apply(ctx, h.t, changed.Object, counting(widgetBuild("Pending", nil), &other), opts)
+			if err != nil || !pending.Sent || intentOf(pending) != typedPrefix+`,"status":{"phase":"Pending"}}` || other != 1 {
+				t.Fatalf("another build after the look: sent %v, intent %s, its mutators ran %d times, err %v", pending.Sent, pending.Intent, other, err)
 			}
 		})
 	}
