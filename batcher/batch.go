@@ -654,8 +654,11 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 	observed := b.observed(w.object)
 	obs, err := observed.get()
 	if err != nil {
-		return 0
+		return 0 // flushObject fails every entry on it
 	}
+	b.mu.Lock()
+	w.object.observed = observed // decoded, if it was a response: flushObject reads it so
+	b.mu.Unlock()
 	tc := b.applier.TypeConverter()
 	for i := range w.entries {
 		ew := &w.entries[i]
@@ -672,7 +675,6 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 			b.onResult(*t, ssa.Result{Object: obs, Observed: obs}, nil)
 		}
 		b.mu.Lock()
-		w.object.observed = observed // decoded, if it was a response
 		ew.entry.sent(len(ew.contribs))
 		b.mu.Unlock()
 	}
