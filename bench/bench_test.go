@@ -303,7 +303,9 @@ func TestGoals(t *testing.T) {
 			rec(CAPIHelper, m, PhaseChanging, 50, map[string]int{"get": 100, "patch": 100}),
 			rec(CAPIHelper, m, PhaseSteady, 900, nil),
 			rec(CAPIHelperInMemory, m, PhaseSteady, 2000, nil),
-			rec(SteadyFloor, m, PhaseSteady, 1200, nil))
+			rec(SteadyFloor, m, PhaseSteady, 1200, nil),
+			rec(Statusapply, m, PhaseBackToBack, 3000, nil),
+			rec(CAPIHelper, m, PhaseBackToBack, 2000, nil))
 	}
 	res.Contention = []ContentionResult{
 		{Approach: StatusapplyShared, Writers: 8, Updates: 100, Wall: time.Second},
@@ -325,6 +327,7 @@ func TestGoals(t *testing.T) {
 		"M=3, steady, reconciles/s: ≥ 1.0x (c) Cluster API patch helper (reading the same informer cache), both 0 requests":                       "met",
 		"M=1, steady, reconciles/s: (e) against (c') Cluster API patch helper, object in memory":                                                  "reported, no goal",
 		"M=3, steady, reconciles/s: (e) against (f) steady floor, no library":                                                                     "reported, no goal",
+		"M=1, steady, back to back, reconciles/s: (e) against (c) Cluster API patch helper":                                                       "reported, no goal",
 		"W=8, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed":  "**missed**",
 		"W=16, updates/s: statusapply, one process (shared Applier) ≥ 0.95x (d') raw apply, serialized per object, with 0 lost, 0 409s, 0 failed": "not measured",
 		"10 objects × 3 managers in one Flush: ≥ 0.95x the raw loop in applies/s":                                                                 "met",
@@ -345,8 +348,12 @@ func TestGoals(t *testing.T) {
 	if _, ok := got["M=3, changing, reconciles/s: ≥ 1.2x (c) Cluster API patch helper"]; ok {
 		t.Error("M=3 has no goal against (c) in the changing phase")
 	}
-	if md := res.Markdown(""); !strings.Contains(md, "goals met") {
+	md := res.Markdown("")
+	if !strings.Contains(md, "goals met") {
 		t.Error("the document has no goal count")
+	}
+	if !strings.Contains(md, "| (e) statusapply | steady, back to back |") {
+		t.Error("the document has no back-to-back row for (e)")
 	}
 }
 
