@@ -3,6 +3,7 @@ package ssa
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -31,11 +32,23 @@ type acIdentity interface {
 // acLayout is where, in one apply configuration type, the object metadata and
 // the status conditions live; found once per type by reflection.
 type acLayout struct {
+	// typ is the apply configuration type, a pointer to a struct.
+	typ reflect.Type
 	// meta is the index path of the embedded *ObjectMetaApplyConfiguration.
 	meta []int
+	// typeMeta is the index path of the embedded TypeMetaApplyConfiguration
+	// when its fields are inlined in JSON and the object metadata is under
+	// "metadata", as generated types have them (see acFromConditions); nil
+	// otherwise.
+	typeMeta []int
 	// conditions is the index path of Status.Conditions when it is a list of
 	// metav1 ConditionApplyConfiguration; nil otherwise.
 	conditions []int
+	// statusType is the struct Status points to, when conditions is set;
+	// statusByName is set when they are under "status" and "conditions" in
+	// JSON.
+	statusType   reflect.Type
+	statusByName bool
 	// equal compares two values of the struct the type points to (see
 	// acLayout.equalAC).
 	equal equalFunc
@@ -80,23 +93,40 @@ func findLayout(typ reflect.Type) *acLayout {
 		return nil
 	}
 	st := typ.Elem()
-	lay := &acLayout{}
+	lay := &acLayout{typ: typ}
+	var typeMeta []int
+	metaByName := false
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if f.Anonymous && f.Type == objectMetaACType {
 			lay.meta = []int{i}
+			metaByName = jsonName(f) == "metadata"
+		}
+		if f.Anonymous && f.Type == typeMetaACType && jsonName(f) == "" {
+			typeMeta = []int{i}
 		}
 		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
 			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
 				lay.conditions = []int{i, c.Index[0]}
+				lay.statusType = f.Type.Elem()
+				lay.statusByName = jsonName(f) == "status" && jsonName(c) == "conditions"
 			}
 		}
 	}
 	if lay.meta == nil {
 		return nil
 	}
+	if metaByName {
+		lay.typeMeta = typeMeta
+	}
 	lay.equal = compileEqual(st)
 	return lay
+}
+
+// jsonName is the name f has in JSON.
+func jsonName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return name
 }
 
 // equalAC reports whether two apply configurations of the layout's type
@@ -168,9 +198,14 @@ func checkIdentity(t Target, ac any) error {
 	return nil
 }
 
-// newACFrom returns a new apply configuration of type typ holding content,
-// which must name the object.
-func newACFrom(typ reflect.Type, content map[string]any) (any, error) {
+// newACFrom returns a new apply configuration of type typ, whose layout is
+// lay (nil when unknown), holding content, which must name the object.
+func newACFrom(typ reflect.Type, lay *acLayout, content map[string]any) (any, error) {
+	if lay != nil && lay.typ == typ {
+		if ac, ok := acFromConditions(lay, content); ok {
+			return ac, nil
+		}
+	}
 	ac := reflect.New(typ.Elem()).Interface()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac); err != nil {
 		return nil, fmt.Errorf("converting to %v: %w", typ, err)

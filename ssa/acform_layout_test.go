@@ -166,7 +166,7 @@ func TestWithIdentityAndNewACFrom(t *testing.T) {
 	}
 
 	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
-	ac, err := newACFrom(typ, namespaced)
+	ac, err := newACFrom(typ, nil, namespaced)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +174,7 @@ func TestWithIdentityAndNewACFrom(t *testing.T) {
 	if body, _ := json.Marshal(w); string(body) != `{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","labels":{"a":"b"}},"status":{"phase":"On"}}` {
 		t.Fatalf("newACFrom = %s", body)
 	}
-	_, err = newACFrom(typ, map[string]any{"status": "not an object"})
+	_, err = newACFrom(typ, nil, map[string]any{"status": "not an object"})
 	if err == nil || !strings.Contains(err.Error(), "converting to *v1alpha1.WidgetApplyConfiguration") {
 		t.Fatalf("error %v, want one naming the type", err)
 	}

@@ -190,7 +190,7 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.U
 	if err != nil {
 		return nil, err
 	}
-	ac, err := newACFrom(typ, withIdentity(t, content))
+	ac, err := newACFrom(typ, lay, withIdentity(t, content))
 	if err != nil {
 		return nil, err
 	}

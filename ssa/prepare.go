@@ -81,7 +81,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		spare = owned.copyToEdit()
 		ac = spare.ac
 	default:
-		if ac, err = newACFrom(tb.Type, withIdentity(t, nil)); err != nil {
+		if ac, err = newACFrom(tb.Type, lay, withIdentity(t, nil)); err != nil {
 			return nil, err
 		}
 		lay.setUID(ac, obs.GetUID())
