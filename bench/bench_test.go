@@ -46,7 +46,7 @@ func runConfig() (cfg Config, quick bool, scenarios []string) {
 	return Config{
 		Reconcile:    ReconcileConfig{Mutators: 20, Managers: []int{1, 3}, Reconciles: 80, SlowReconciles: 10, SteadyReconciles: 1000, Rounds: 4},
 		Contention:   ContentionConfig{Writers: []int{1, 2, 4, 8, 16}, Updates: 20, Rounds: 2, GoalRounds: 6},
-		Scale:        ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 2},
+		Scale:        ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 4},
 		RoundTrips:   100,
 		ClientRounds: 3,
 	}, false, scenarios
