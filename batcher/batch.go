@@ -649,7 +649,7 @@ func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target,
 // entry. An answered entry is done as flushObject would have done it: its
 // result goes to the hook and its contributions are sent. An entry the look
 // finds changed keeps, in its options, what the look built (see
-// entryWork.prepared).
+// entryWork.build).
 func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 	observed := b.observed(w.object)
 	obs, err := observed.get()
@@ -665,7 +665,7 @@ func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
 		t := &ew.entry.target
 		opts := &ew.entry.opts
 		*opts = applyOptions(ew.contribs)
-		ew.prepared, ew.build = true, build(t, tc, ew.contribs, ew.acType)
+		ew.build = build(t, tc, ew.contribs, ew.acType)
 		unchanged, err := b.applier.Unchanged(ctx, *t, obs, ew.build, opts)
 		if !unchanged || err != nil {
 			// flushObject applies it, and fails it on the same error.
@@ -744,12 +744,11 @@ type entryWork struct {
 	entry    *entry
 	contribs []contribution // what this Flush sends of the entry's contributions
 	acType   reflect.Type   // the one apply configuration type they edit (see acType)
-	// prepared is set once the entry's options and build are made for
-	// this Flush (by unchangedPrefix): the options may carry what the look
-	// built with that build, which Apply uses only with the same build, and
-	// deriving the options again would drop.
-	prepared bool
-	build    ssa.Build
+	// build is the entry's build for this Flush once made, with its
+	// options, by unchangedPrefix: the options may then carry what the look
+	// built with it, which Apply uses only with the same build, and deriving
+	// them again would drop. A made build always has a Func.
+	build ssa.Build
 }
 
 // observed returns o's observation as it is now.
@@ -790,7 +789,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		}
 		contribs := ew.contribs
 		opts := &ew.entry.opts
-		if !ew.prepared {
+		if ew.build.Func == nil {
 			*opts = applyOptions(contribs)
 			ew.build = build(t, b.applier.TypeConverter(), contribs, ew.acType)
 		}

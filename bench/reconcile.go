@@ -43,21 +43,10 @@ const (
 	PhaseChanging = "changing"
 	PhaseSteady   = "steady"
 	// PhaseBackToBack is the steady phase again, for the approaches that
-	// send nothing in it, without the wait for the informer cache between
+	// sent nothing in it, without the wait for the informer cache between
 	// one reconcile and the next (see RunReconcile).
 	PhaseBackToBack = "steady, back to back"
 )
-
-// backToBack reports whether approach runs the back-to-back phase: those
-// that send no request in the steady phase, so that nothing they do needs
-// the wait that the phase leaves out.
-func backToBack(approach string) bool {
-	switch approach {
-	case CAPIHelper, CAPIHelperInMemory, Statusapply, SteadyFloor:
-		return true
-	}
-	return false
-}
 
 // ReconcileSpec is one reconcile of scenario 1: R status functions, each
 // setting one condition, spread round-robin over M field managers.
@@ -496,7 +485,7 @@ type ReconcileConfig struct {
 // (in an order that rotates each round) runs a phase of reconciles that all
 // change something; then the approaches run a steady phase that changes
 // nothing, taking turns of steadyTurn reconciles; then those that sent
-// nothing in it (see backToBack) run it again back to back, without the
+// nothing in it run it again back to back, without the
 // wait for the cache between reconciles: a steady reconcile that follows a
 // request is one whose code and data the request pushed out of the CPU's
 // caches, one that follows another reconcile of its approach finds them
@@ -574,14 +563,21 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 					results[i][p] = ReconcileResult{Approach: st.r.Name(), Managers: m, Mutators: cfg.Mutators, Phase: phase, Round: round + 1}
 				}
 			}
-			// run makes one reconcile of st's in phase, measured or not,
-			// and waits for the informer cache to hold what it wrote.
-			run := func(st *state, phase string, measure func(spec ReconcileSpec) error) error {
+			// once makes one reconcile of st's in phase, measured or not.
+			once := func(st *state, phase string, measure func(spec ReconcileSpec) error) error {
 				if phase == PhaseChanging {
 					st.on = !st.on
 				}
 				if err := measure(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, On: st.on, Names: st.names}); err != nil {
 					return fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, phase, err)
+				}
+				return nil
+			}
+			// run is once, then waits for the informer cache to hold what
+			// the reconcile wrote.
+			run := func(st *state, phase string, measure func(spec ReconcileSpec) error) error {
+				if err := once(st, phase, measure); err != nil {
+					return err
 				}
 				return synced(st.key)
 			}
@@ -670,26 +666,30 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 				}
 			}
 			// The back-to-back phase: the same steady reconciles, in the
-			// same turns, each right after the one before it. Nothing is
-			// written, so the cache has nothing to catch up with; the
-			// requests counted show it.
+			// same turns, each right after the one before it, for the
+			// approaches that sent nothing in the steady phase: with
+			// nothing written, the cache has nothing to catch up with. An
+			// approach that sends a request in it fails the run.
 			for i, st := range order {
 				st.r.Requests().Reset()
-				if counts[i] = 0; backToBack(st.r.Name()) {
+				if counts[i] = 0; total(results[i][1].Requests) == 0 {
 					counts[i] = reconciles(st, PhaseBackToBack)
 				}
 			}
 			for _, i := range turns(counts, steadyTurn) {
-				st := order[i]
-				if err := measure(st, &results[i][2])(ReconcileSpec{Key: st.key, Mutators: cfg.Mutators, On: st.on, Names: st.names}); err != nil {
-					return nil, fmt.Errorf("%s, %d managers, %s: %w", st.r.Name(), m, PhaseBackToBack, err)
+				if err := once(order[i], PhaseBackToBack, measure(order[i], &results[i][2])); err != nil {
+					return nil, err
 				}
 			}
 			for i, st := range order {
-				if counts[i] > 0 {
-					if err := countAllocs(st, &results[i][2]); err != nil {
-						return nil, err
-					}
+				if counts[i] == 0 {
+					continue
+				}
+				if err := countAllocs(st, &results[i][2]); err != nil {
+					return nil, err
+				}
+				if sent := total(results[i][2].Requests); sent > 0 {
+					return nil, fmt.Errorf("%s, %d managers: %d requests in the %s phase, which does not wait for the cache", st.r.Name(), m, sent, PhaseBackToBack)
 				}
 			}
 			for i := range order {

@@ -667,9 +667,9 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 	p("between reconciles, outside the measurement, the harness waits until the cache holds the last write: it reads the\n")
 	p("object from the API server and then from the cache. That read pushes much of a reconcile's code and data out of the\n")
 	p("CPU's caches, as the other work a controller does between two reconciles of an object would. The *%s* phase\n", PhaseBackToBack)
-	p("runs the steady reconciles of (c), (c'), (e) and (f) again, in the same turns, without that wait (nothing is\n")
-	p("written, so there is nothing to wait for): each reconcile follows one of its own approach, as in a burst of events\n")
-	p("or a resync.\n\n")
+	p("runs the steady reconciles of the approaches that sent no request in the steady phase again, in the same turns,\n")
+	p("without that wait (nothing is written, so there is nothing to wait for): each reconcile follows one of its own\n")
+	p("approach, as in a burst of events or a resync.\n\n")
 	for _, mgr := range c.Managers {
 		p("### M = %d field manager(s)\n\n", mgr)
 		p("| approach | phase | reconciles/s | requests per reconcile | CPU ms/reconcile | allocs/reconcile | KiB/reconcile |\n")

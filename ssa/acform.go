@@ -36,18 +36,17 @@ type acLayout struct {
 	typ reflect.Type
 	// meta is the index path of the embedded *ObjectMetaApplyConfiguration.
 	meta []int
-	// typeMeta is the index path of the embedded TypeMetaApplyConfiguration
-	// when its fields are inlined in JSON and the object metadata is under
-	// "metadata", as generated types have them (see acFromConditions); nil
-	// otherwise.
+	// typeMeta is the index path of the embedded TypeMetaApplyConfiguration;
+	// nil when there is none.
 	typeMeta []int
+	// identityByName is set when the type metadata's fields are inlined in
+	// JSON and the object metadata is under "metadata", as generated types
+	// have them (see acFromConditions).
+	identityByName bool
 	// conditions is the index path of Status.Conditions when it is a list of
-	// metav1 ConditionApplyConfiguration; nil otherwise.
-	conditions []int
-	// statusType is the struct Status points to, when conditions is set;
-	// statusByName is set when they are under "status" and "conditions" in
-	// JSON.
-	statusType   reflect.Type
+	// metav1 ConditionApplyConfiguration; nil otherwise. statusByName is set
+	// when they are under "status" and "conditions" in JSON.
+	conditions   []int
 	statusByName bool
 	// equal compares two values of the struct the type points to (see
 	// acLayout.equalAC).
@@ -94,21 +93,20 @@ func findLayout(typ reflect.Type) *acLayout {
 	}
 	st := typ.Elem()
 	lay := &acLayout{typ: typ}
-	var typeMeta []int
-	metaByName := false
+	metaByName, typeMetaInlined := false, false
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if f.Anonymous && f.Type == objectMetaACType {
 			lay.meta = []int{i}
 			metaByName = jsonName(f) == "metadata"
 		}
-		if f.Anonymous && f.Type == typeMetaACType && jsonName(f) == "" {
-			typeMeta = []int{i}
+		if f.Anonymous && f.Type == typeMetaACType {
+			lay.typeMeta = []int{i}
+			typeMetaInlined = jsonName(f) == ""
 		}
 		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
 			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
 				lay.conditions = []int{i, c.Index[0]}
-				lay.statusType = f.Type.Elem()
 				lay.statusByName = jsonName(f) == "status" && jsonName(c) == "conditions"
 			}
 		}
@@ -116,9 +114,7 @@ func findLayout(typ reflect.Type) *acLayout {
 	if lay.meta == nil {
 		return nil
 	}
-	if metaByName {
-		lay.typeMeta = typeMeta
-	}
+	lay.identityByName = metaByName && typeMetaInlined
 	lay.equal = compileEqual(st)
 	return lay
 }

@@ -24,7 +24,7 @@ import (
 // parse. The general conversion takes those, and reports their errors.
 // FuzzConditionsConversion holds the two to the same results.
 func acFromConditions(lay *acLayout, content map[string]any) (ac any, ok bool) {
-	if lay == nil || lay.typeMeta == nil {
+	if lay == nil || !lay.identityByName {
 		return nil, false
 	}
 	var (
@@ -71,7 +71,7 @@ func acFromConditions(lay *acLayout, content map[string]any) (ac any, ok bool) {
 		v.FieldByIndex(lay.meta).Set(reflect.ValueOf(meta))
 	}
 	if hasStatus {
-		status := reflect.New(lay.statusType)
+		status := reflect.New(v.Field(lay.conditions[0]).Type().Elem())
 		status.Elem().Field(lay.conditions[1]).Set(reflect.ValueOf(conds))
 		v.Field(lay.conditions[0]).Set(status)
 	}

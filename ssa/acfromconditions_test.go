@@ -26,7 +26,7 @@ func converted(t testing.TB, lay *acLayout, content map[string]any) (any, error)
 func widgetLayout(t testing.TB) *acLayout {
 	t.Helper()
 	lay := (&layouts{}).shared(reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]())
-	if lay == nil || lay.typeMeta == nil || !lay.statusByName {
+	if lay == nil || !lay.identityByName || !lay.statusByName {
 		t.Fatalf("the Widget apply configuration's layout: %+v", lay)
 	}
 	return lay
@@ -107,11 +107,26 @@ func TestConditionsConversion(t *testing.T) {
 		})
 	}
 
-	// Control: a time read without moving it to the local zone, as
-	// metav1.Time's UnmarshalJSON does, is another value, which the
-	// comparison above tells apart.
+	// Controls: what a careless direct conversion would build differs from
+	// the converter's, and the comparison above tells them apart. Leaving
+	// out a field it does not know (as the converter would not) loses it.
+	t.Run("control: a status field left out", func(t *testing.T) {
+		whole := identity(map[string]any{"conditions": []any{cond(nil)}, "phase": "On"})
+		want, err := converted(t, lay, whole)
+		if err != nil {
+			t.Fatal(err)
+		}
+		naive, ok := acFromConditions(lay, identity(conds(cond(nil))))
+		if !ok {
+			t.Fatal("the content without the phase was not converted")
+		}
+		if reflect.DeepEqual(naive, want) {
+			t.Fatal("the conversion without the phase equals the converter's: the comparison cannot catch it")
+		}
+	})
+	// A time read without moving it to the local zone, as metav1.Time's
+	// UnmarshalJSON does, is another value.
 	t.Run("control: a time left in its own zone", func(t *testing.T) {
-		t.Setenv("TZ", "UTC")
 		at, err := time.Parse(time.RFC3339, "2026-11-27T07:00:00+02:00")
 		if err != nil {
 			t.Fatal(err)

@@ -187,7 +187,9 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 // mutators run again. A guarded apply is not looked at (the run reads the
 // object again), and nothing is handed over. What a look built serves only
 // an Apply with the same build: with another, the look's intent would be
-// sent in place of that build's (as the last step shows, were it used).
+// sent in place of that build's. The last step's control applies the
+// look's own build, which sends what the look built: the intent another
+// build would have sent, had it been handed over.
 func TestUnchangedAnswersBeforeApply(t *testing.T) {
 	for _, control := range []bool{false, true} {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
@@ -238,8 +240,16 @@ func TestUnchangedAnswersBeforeApply(t *testing.T) {
 				t.Fatalf("an unchanged apply: sent %v, err %v", steady.Sent, err)
 			}
 			opts, calls = &ApplyOptions{}, 0
-			if unchanged, err := h.a.Unchanged(ctx, h.t, changed.Object, counting(widgetBuild("On", nil), &calls), opts); unchanged || err != nil || calls != 1 {
+			looked := counting(widgetBuild("On", nil), &calls)
+			if unchanged, err := h.a.Unchanged(ctx, h.t, changed.Object, looked, opts); unchanged || err != nil || calls != 1 {
 				t.Fatalf("a changed build: unchanged %v, err %v, mutators ran %d times", unchanged, err, calls)
+			}
+			if control {
+				on, err := h.a.Apply(ctx, h.t, changed.Object, looked, opts)
+				if err != nil || !on.Sent || intentOf(on) != typedPrefix+`,"status":{"phase":"On"}}` || calls != 1 {
+					t.Fatalf("the look's own build: sent %v, intent %s, its mutators ran %d times, err %v", on.Sent, on.Intent, calls, err)
+				}
+				return
 			}
 			other := 0
 			pending, err := h.a.Apply(ctx, h.t, changed.Object, counting(widgetBuild("Pending", nil), &other), opts)
