@@ -113,6 +113,7 @@ type Applier struct {
 	entries entryCache
 	schemas kindSchemas
 	layouts layouts
+	objects objectConditions
 	names   validNames
 	// runs recycles applyRuns: an Apply that changes nothing, as most do,
 	// allocates nothing else of its size.

@@ -155,7 +155,7 @@ func TestConditionsSchemaOf(t *testing.T) {
 		gvk  schema.GroupVersionKind
 		want conditionsSchema
 	}{
-		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true}},
+		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true, byType: true}},
 		{"Gadget: an atomic list of metav1.Condition", group.WithKind("Gadget"), conditionsSchema{atomic: true, metav1: true}},
 		{"Pod: conditions of their own shape", corev1.SchemeGroupVersion.WithKind("Pod"), conditionsSchema{}},
 		{"Deployment: conditions of their own shape", appsv1.SchemeGroupVersion.WithKind("Deployment"), conditionsSchema{}},

@@ -56,18 +56,34 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		put(st)
 		return st, observed, nil
 	}
+	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
+	check := prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw)
+	if check {
+		prev.mu.Lock()
+		f := prev.last
+		prev.mu.Unlock()
+		if f != nil {
+			if held, decided := conditionsHeld(f.lay, ks, &a.objects, f.ac, observed); decided {
+				if held {
+					st := prev.at(rv)
+					put(st)
+					return st, observed, nil
+				}
+				check = false // the values changed: extract them
+			}
+		}
+	}
 	fields, err := a.entries.fields(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
 	// Both the value check and the extraction read the entry's top-level
 	// fields as unstructured content: convert them, and only them, once.
-	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
 	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
 	if err != nil {
 		return nil, nil, err
 	}
-	if prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw) {
+	if check {
 		same, err := a.stillOwned(t, prev, u)
 		if err != nil {
 			return nil, nil, err
