@@ -418,6 +418,12 @@ func (r ReconcileResult) PerSecond() float64 {
 // of one, which is a different measurement: it cools the caches far more.
 const steadyTurn = 25
 
+// changingTurn is how many changing reconciles an approach runs in a row
+// before the next approach's turn: a few, so that the approaches' reconciles
+// interleave over the phase; each waits for at least one request, next to
+// which what the other approaches leave in the CPU's caches is nothing.
+const changingTurn = 5
+
 // turns returns the order in which approaches run counts[i] reconciles
 // each, in turns of at most turn reconciles: one index per reconcile.
 func turns(counts []int, turn int) []int {
@@ -481,18 +487,18 @@ type ReconcileConfig struct {
 	Rounds           int
 }
 
-// RunReconcile runs scenario 1: per round, per manager count, every approach
-// (in an order that rotates each round) runs a phase of reconciles that all
-// change something; then the approaches run a steady phase that changes
-// nothing, taking turns of steadyTurn reconciles; then those that sent
-// nothing in it run it again back to back, without the
-// wait for the cache between reconciles: a steady reconcile that follows a
+// RunReconcile runs scenario 1: per round, per manager count, the approaches
+// (in an order that rotates each round) run a phase of reconciles that all
+// change something, taking turns of changingTurn reconciles; then a steady
+// phase that changes nothing, taking turns of steadyTurn reconciles; then
+// those that sent nothing in it run it again back to back, without the wait
+// for the cache between reconciles: a steady reconcile that follows a
 // request is one whose code and data the request pushed out of the CPU's
 // caches, one that follows another reconcile of its approach finds them
-// there, and a controller sees both. Each approach
-// writes its own Widget, and reconciles that read the object read it from an
-// informer cache, as a controller does; between reconciles, outside the
-// measurement, the harness waits for the cache to hold the last write. It
+// there, and a controller sees both. Each approach writes its own Widget,
+// and reconciles that read the object read it from an informer cache, as a
+// controller does; between reconciles, outside the measurement, the harness
+// waits for the cache to hold the last write. It
 // returns a result per round, manager count, approach and phase, in the
 // rounds' order; the report adds the rounds up (mergedReconcile) and shows
 // how far they spread.
@@ -628,18 +634,25 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 				}
 				return nil
 			}
-			// The changing phase, approach by approach: each reconcile
-			// waits for an apply, and the machine's state between
-			// approaches matters little next to it.
+			// The changing phase, in turns of changingTurn reconciles per
+			// approach, as the steady phase takes turns: each reconcile
+			// waits for the API server, whose pace on a shared machine
+			// drifts over seconds, and a phase run approach by approach
+			// put a whole slow stretch on one approach (with nothing
+			// changed on its path, one row read 1.01x in one run and
+			// 0.93x in the next).
+			counts := make([]int, len(order))
 			for i, st := range order {
-				res := &results[i][0]
 				st.r.Requests().Reset()
-				for range reconciles(st, PhaseChanging) {
-					if err := timed(st, res); err != nil {
-						return nil, err
-					}
+				counts[i] = reconciles(st, PhaseChanging)
+			}
+			for _, i := range turns(counts, changingTurn) {
+				if err := timed(order[i], &results[i][0]); err != nil {
+					return nil, err
 				}
-				if err := countAllocs(st, res); err != nil {
+			}
+			for i, st := range order {
+				if err := countAllocs(st, &results[i][0]); err != nil {
 					return nil, err
 				}
 			}
@@ -650,7 +663,6 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// several points. Within a turn an approach's reconciles follow
 			// one another, as a phase's did, so what runs between two of
 			// them (the wait for the cache) is the same as without turns.
-			counts := make([]int, len(order))
 			for i, st := range order {
 				st.r.Requests().Reset()
 				counts[i] = reconciles(st, PhaseSteady)

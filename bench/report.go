@@ -642,7 +642,7 @@ func (r *Results) reconcileSection(p func(string, ...any)) {
 		steady = c.SteadyReconciles
 	}
 	p("repeat the last state and change nothing. %d rounds; per round and approach %d changing and %d steady reconciles (%d each for\n", c.Rounds, c.Reconciles, steady, c.SlowReconciles)
-	p("(a)). The changing phase runs approach by approach; in the steady phase the approaches take turns of %d reconciles,\n", steadyTurn)
+	p("(a)). In the changing phase the approaches take turns of %d reconciles, in the steady phase turns of %d reconciles,\n", changingTurn, steadyTurn)
 	p("so that a stretch in which the whole machine is slower falls on all of them alike.\n")
 	p("Reconciles/s is reconciles per second of reconcile wall time. CPU (user + system of the benchmark process, API server\n")
 	p("excluded) and allocations are per reconcile.\n\n")
