@@ -634,6 +634,26 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 				}
 				return nil
 			}
+			// inTurns runs phase (results' p-th) for every approach, in
+			// turns of turn reconciles, then counts its allocations.
+			counts := make([]int, len(order))
+			inTurns := func(phase string, p, turn int) error {
+				for i, st := range order {
+					st.r.Requests().Reset()
+					counts[i] = reconciles(st, phase)
+				}
+				for _, i := range turns(counts, turn) {
+					if err := timed(order[i], &results[i][p]); err != nil {
+						return err
+					}
+				}
+				for i, st := range order {
+					if err := countAllocs(st, &results[i][p]); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
 			// The changing phase, in turns of changingTurn reconciles per
 			// approach, as the steady phase takes turns: each reconcile
 			// waits for the API server, whose pace on a shared machine
@@ -641,20 +661,8 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// put a whole slow stretch on one approach (with nothing
 			// changed on its path, one row read 1.01x in one run and
 			// 0.93x in the next).
-			counts := make([]int, len(order))
-			for i, st := range order {
-				st.r.Requests().Reset()
-				counts[i] = reconciles(st, PhaseChanging)
-			}
-			for _, i := range turns(counts, changingTurn) {
-				if err := timed(order[i], &results[i][0]); err != nil {
-					return nil, err
-				}
-			}
-			for i, st := range order {
-				if err := countAllocs(st, &results[i][0]); err != nil {
-					return nil, err
-				}
+			if err := inTurns(PhaseChanging, 0, changingTurn); err != nil {
+				return nil, err
 			}
 			// The steady phase, in turns of steadyTurn reconciles per
 			// approach: a steady reconcile takes tens of microseconds, and
@@ -663,19 +671,8 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// several points. Within a turn an approach's reconciles follow
 			// one another, as a phase's did, so what runs between two of
 			// them (the wait for the cache) is the same as without turns.
-			for i, st := range order {
-				st.r.Requests().Reset()
-				counts[i] = reconciles(st, PhaseSteady)
-			}
-			for _, i := range turns(counts, steadyTurn) {
-				if err := timed(order[i], &results[i][1]); err != nil {
-					return nil, err
-				}
-			}
-			for i, st := range order {
-				if err := countAllocs(st, &results[i][1]); err != nil {
-					return nil, err
-				}
+			if err := inTurns(PhaseSteady, 1, steadyTurn); err != nil {
+				return nil, err
 			}
 			// The back-to-back phase: the same steady reconciles, in the
 			// same turns, each right after the one before it, for the
