@@ -65,6 +65,9 @@ type entryFields struct {
 	// top lists the top-level fields the leaves are under: only those need
 	// converting to extract the entry's values or to check them.
 	top []string
+	// conditions is the leaves' shape when they are fields of status
+	// conditions alone (see conditionsContent); nil otherwise.
+	conditions *conditionLeaves
 }
 
 // newEntryFields decodes raw; its errors are decodeFieldSet's.
@@ -74,6 +77,7 @@ func newEntryFields(raw []byte) (*entryFields, error) {
 		return nil, err
 	}
 	f := &entryFields{raw: bytes.Clone(raw), leaves: set.Leaves()}
+	f.conditions = conditionLeavesOf(f.leaves)
 	f.leaves.Iterate(func(p fieldpath.Path) {
 		name := p[0].FieldName
 		if name == nil {

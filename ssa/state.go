@@ -77,6 +77,13 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
+	if !check {
+		if content, complete, ok := conditionsContent(ks, &a.objects, fields, observed); ok {
+			st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
+			put(st)
+			return st, observed, nil
+		}
+	}
 	// Both the value check and the extraction read the entry's top-level
 	// fields as unstructured content: convert them, and only them, once.
 	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)

@@ -179,6 +179,40 @@ var _ = Describe("what the Applier remembers of what a manager owns", func() {
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("B", "True")))
 	})
 
+	It("reads every field a manager of conditions owns after a restart, not only their statuses", func(ctx context.Context) {
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "restarted"))
+		cond := func(typ, status, reason, message string) widgets.Mutator {
+			return widgets.PutCondition(metav1.Condition{Type: typ, Status: metav1.ConditionStatus(status), Reason: reason, Message: message})
+		}
+		before, _ := newApplierCounted()
+		Expect(reconcile(ctx, before, key, "readiness", cond("A", "True", "Up", "all up"), cond("B", "False", "Down", "one down"))).To(Equal(1))
+
+		By("a restarted process that wants the same finds it owned, and sends nothing")
+		after, _ := newApplierCounted()
+		Expect(reconcile(ctx, after, key, "readiness", cond("A", "True", "Up", "all up"), cond("B", "False", "Down", "one down"))).To(Equal(0))
+
+		By("another that wants B's message changed, to what its reason says, sends it")
+		again, _ := newApplierCounted()
+		Expect(reconcile(ctx, again, key, "readiness", cond("A", "True", "Up", "all up"), cond("B", "False", "Down", "Down"))).To(Equal(1))
+		messages := func(w *v1alpha1.Widget) map[string]string {
+			out := map[string]string{}
+			for _, c := range w.Status.Conditions {
+				out[c.Type] = c.Message
+			}
+			return out
+		}
+		Expect(messages(getWidget(ctx, key))).To(Equal(map[string]string{"A": "all up", "B": "Down"}))
+
+		By("the control: a restart that judges what it owns by the statuses alone finds nothing changed, and the message never lands")
+		ctl := client.ObjectKeyFromObject(createWidget(ctx, ns, "restarted-control"))
+		Expect(reconcile(ctx, before, ctl, "readiness", cond("A", "True", "Up", "all up"), cond("B", "False", "Down", "one down"))).To(Equal(1))
+		want := map[string]metav1.ConditionStatus{"A": "True", "B": "False"}
+		if !maps.Equal(widgets.Conditions(getWidget(ctx, ctl)), want) {
+			Expect(reconcile(ctx, again, ctl, "readiness", cond("A", "True", "Up", "all up"), cond("B", "False", "Down", "Down"))).To(Equal(1))
+		}
+		Expect(messages(getWidget(ctx, ctl))).To(HaveKeyWithValue("B", "one down"), "the wanted message is not on the object")
+	})
+
 	It("rebuilds a guarded entry on a fresh read and remembers only what landed", func(ctx context.Context) {
 		cfg, responses := testenv.WithResponses(env.Config)
 		c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
