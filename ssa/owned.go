@@ -177,12 +177,19 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	return s.content, nil
 }
 
-// form returns the owned content as typ, building it once (again only when
-// another type was asked for since).
-func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.UID) (*acForm, error) {
+// lastForm returns the form last asked for, or applied; nil when there is
+// none yet.
+func (s *ownedState) lastForm() *acForm {
 	s.mu.Lock()
 	f := s.last
 	s.mu.Unlock()
+	return f
+}
+
+// form returns the owned content as typ, building it once (again only when
+// another type was asked for since).
+func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.UID) (*acForm, error) {
+	f := s.lastForm()
 	if f != nil && f.typ == typ {
 		return f, nil
 	}

@@ -59,10 +59,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
 	check := prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw)
 	if check {
-		prev.mu.Lock()
-		f := prev.last
-		prev.mu.Unlock()
-		if f != nil {
+		if f := prev.lastForm(); f != nil {
 			if held, decided := conditionsHeld(f.lay, ks, &a.objects, f.ac, observed); decided {
 				if held {
 					st := prev.at(rv)
