@@ -634,26 +634,33 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 				}
 				return nil
 			}
-			// inTurns runs phase (results' p-th) for every approach, in
-			// turns of turn reconciles, then counts its allocations.
+			// inTurns runs phase (results' p-th) for the approaches runs
+			// picks, in turns of turn reconciles each made by step, then
+			// counts its allocations.
 			counts := make([]int, len(order))
-			inTurns := func(phase string, p, turn int) error {
+			inTurns := func(phase string, p, turn int, runs func(i int) bool, step func(st *state, res *ReconcileResult) error) error {
 				for i, st := range order {
 					st.r.Requests().Reset()
-					counts[i] = reconciles(st, phase)
+					if counts[i] = 0; runs(i) {
+						counts[i] = reconciles(st, phase)
+					}
 				}
 				for _, i := range turns(counts, turn) {
-					if err := timed(order[i], &results[i][p]); err != nil {
+					if err := step(order[i], &results[i][p]); err != nil {
 						return err
 					}
 				}
 				for i, st := range order {
+					if counts[i] == 0 {
+						continue
+					}
 					if err := countAllocs(st, &results[i][p]); err != nil {
 						return err
 					}
 				}
 				return nil
 			}
+			every := func(int) bool { return true }
 			// The changing phase, in turns of changingTurn reconciles per
 			// approach, as the steady phase takes turns: each reconcile
 			// waits for the API server, whose pace on a shared machine
@@ -661,7 +668,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// put a whole slow stretch on one approach (with nothing
 			// changed on its path, one row read 1.01x in one run and
 			// 0.93x in the next).
-			if err := inTurns(PhaseChanging, 0, changingTurn); err != nil {
+			if err := inTurns(PhaseChanging, 0, changingTurn, every, timed); err != nil {
 				return nil, err
 			}
 			// The steady phase, in turns of steadyTurn reconciles per
@@ -671,7 +678,7 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// several points. Within a turn an approach's reconciles follow
 			// one another, as a phase's did, so what runs between two of
 			// them (the wait for the cache) is the same as without turns.
-			if err := inTurns(PhaseSteady, 1, steadyTurn); err != nil {
+			if err := inTurns(PhaseSteady, 1, steadyTurn, every, timed); err != nil {
 				return nil, err
 			}
 			// The back-to-back phase: the same steady reconciles, in the
@@ -679,24 +686,14 @@ func RunReconcile(ctx context.Context, h *Harness, ns string, cfg ReconcileConfi
 			// approaches that sent nothing in the steady phase: with
 			// nothing written, the cache has nothing to catch up with. An
 			// approach that sends a request in it fails the run.
-			for i, st := range order {
-				st.r.Requests().Reset()
-				if counts[i] = 0; total(results[i][1].Requests) == 0 {
-					counts[i] = reconciles(st, PhaseBackToBack)
-				}
+			sentNothing := func(i int) bool { return total(results[i][1].Requests) == 0 }
+			backToBack := func(st *state, res *ReconcileResult) error {
+				return once(st, PhaseBackToBack, measure(st, res))
 			}
-			for _, i := range turns(counts, steadyTurn) {
-				if err := once(order[i], PhaseBackToBack, measure(order[i], &results[i][2])); err != nil {
-					return nil, err
-				}
+			if err := inTurns(PhaseBackToBack, 2, steadyTurn, sentNothing, backToBack); err != nil {
+				return nil, err
 			}
 			for i, st := range order {
-				if counts[i] == 0 {
-					continue
-				}
-				if err := countAllocs(st, &results[i][2]); err != nil {
-					return nil, err
-				}
 				if sent := total(results[i][2].Requests); sent > 0 {
 					return nil, fmt.Errorf("%s, %d managers: %d requests in the %s phase, which does not wait for the cache", st.r.Name(), m, sent, PhaseBackToBack)
 				}

@@ -188,7 +188,10 @@ func (p *objectConditions) of(obj client.Object) (conds []metav1.Condition, ok b
 		status = status.Elem()
 	}
 	c, _ := status.Field(path.conditions).Addr().Interface().(*[]metav1.Condition)
-	return *c, c != nil
+	if c == nil {
+		return nil, false
+	}
+	return *c, true
 }
 
 func findConditionsPath(typ reflect.Type) *statusConditionsAt {

@@ -1,6 +1,7 @@
 package ssa
 
 import (
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,11 +87,7 @@ func conditionFieldsOf(under *fieldpath.Set) uint8 {
 	under.Members.Iterate(func(pe fieldpath.PathElement) {
 		bit := -1
 		if pe.FieldName != nil {
-			for i, name := range metav1ConditionFields {
-				if name == *pe.FieldName {
-					bit = i
-				}
-			}
+			bit = slices.Index(metav1ConditionFields[:], *pe.FieldName)
 		}
 		if bit < 0 {
 			known = false

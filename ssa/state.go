@@ -57,38 +57,8 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		return st, observed, nil
 	}
 	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
-	check := prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw)
-	if check {
-		if f := prev.lastForm(); f != nil {
-			if held, decided := conditionsHeld(f.lay, ks, &a.objects, f.ac, observed); decided {
-				if held {
-					st := prev.at(rv)
-					put(st)
-					return st, observed, nil
-				}
-				check = false // the values changed: extract them
-			}
-		}
-	}
-	fields, err := a.entries.fields(raw)
-	if err != nil {
-		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
-	}
-	if !check {
-		if content, complete, ok := conditionsContent(ks, &a.objects, fields, observed); ok {
-			st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
-			put(st)
-			return st, observed, nil
-		}
-	}
-	// Both the value check and the extraction read the entry's top-level
-	// fields as unstructured content: convert them, and only them, once.
-	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
-	if err != nil {
-		return nil, nil, err
-	}
-	if check {
-		same, err := a.stillOwned(t, prev, u)
+	if prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw) {
+		same, err := a.stillOwned(t, prev, ks, observed, raw)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -98,27 +68,67 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 			return st, observed, nil
 		}
 	}
-	content, complete, err := fields.extract(a.tc, u)
+	fields, err := a.entries.fields(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	content, complete, err := a.extract(t, fields, ks, observed)
+	if err != nil {
+		return nil, nil, err
 	}
 	st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
 	put(st)
 	return st, observed, nil
 }
 
-// stillOwned reports whether observed (as unstructured content) holds the
-// values prev remembers.
-func (a *Applier) stillOwned(t Target, prev *ownedState, observed *unstructured.Unstructured) (bool, error) {
+// stillOwned reports whether observed holds the values prev remembers; raw
+// is the manager's entry on observed, byte for byte prev's, and ks the kind's
+// schema (nil when the Applier has none). A manager of conditions is checked
+// on the typed objects (see conditionsHeld); anything else on unstructured
+// content, converting the entry's top-level fields.
+func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observed client.Object, raw []byte) (bool, error) {
+	if f := prev.lastForm(); f != nil {
+		if held, decided := conditionsHeld(f.lay, ks, &a.objects, f.ac, observed); decided {
+			return held, nil
+		}
+	}
 	content, err := prev.ownedContent()
 	if err != nil {
 		return false, err
 	}
-	ks, err := a.schemaOf(t.GVK)
+	if ks == nil {
+		if ks, err = a.schemaOf(t.GVK); err != nil {
+			return false, err
+		}
+	}
+	fields, err := a.entries.fields(raw)
+	if err != nil {
+		return false, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
 	if err != nil {
 		return false, err
 	}
-	return valuesMatch(ks.schema, ks.typeRef, content, observed.Object), nil
+	return valuesMatch(ks.schema, ks.typeRef, content, u.Object), nil
+}
+
+// extract reads the values of fields, t's manager's entry, off observed,
+// and whether every field of the entry is there (see extractFrom): a
+// manager of conditions off the typed object (see conditionsContent),
+// anything else from the entry's top-level fields converted to unstructured
+// content.
+func (a *Applier) extract(t Target, fields *entryFields, ks *kindSchema, observed client.Object) (content map[string]any, complete bool, err error) {
+	if content, complete, ok := conditionsContent(ks, &a.objects, fields, observed); ok {
+		return content, complete, nil
+	}
+	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
+	if err != nil {
+		return nil, false, err
+	}
+	if content, complete, err = fields.extract(a.tc, u); err != nil {
+		return nil, false, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+	}
+	return content, complete, nil
 }
 
 // remember records what t's manager owns after a successful apply: what it
