@@ -347,11 +347,7 @@ func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
 		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
 		return false
 	}
-	tx, ty := x.LastTransitionTime, y.LastTransitionTime
-	if tx == nil || ty == nil {
-		return tx == ty
-	}
-	return tx.Unix() == ty.Unix() // times encode to the second
+	return equalTime(x.LastTransitionTime, y.LastTransitionTime)
 }
 
 func equalPtr[T comparable](a, b *T) bool {

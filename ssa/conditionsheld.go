@@ -1,12 +1,11 @@
 package ssa
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"sync"
-	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -52,7 +51,7 @@ func conditionsHeld(lay *acLayout, ks *kindSchema, objs *objectConditions, ac an
 		if c.Type == nil {
 			return false, false
 		}
-		o := firstOfType(have, *c.Type)
+		o := meta.FindStatusCondition(have, *c.Type) // the first of the type, as the general check finds an item by its keys
 		if o == nil {
 			held = false
 			continue
@@ -66,20 +65,9 @@ func conditionsHeld(lay *acLayout, ks *kindSchema, objs *objectConditions, ac an
 	return held, true
 }
 
-// firstOfType returns the first condition of type typ, as the general
-// check finds an item by its keys.
-func firstOfType(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
 // conditionHeld compares the fields c states with o's, as unstructured
-// content has them: strings as they are, times as RFC 3339 in UTC to the
-// second. comparable is false for a zero observedGeneration or time on
+// content has them: strings as they are, times as they encode (see
+// equalTime). comparable is false for a zero observedGeneration or time on
 // either side.
 func conditionHeld(c *metav1ac.ConditionApplyConfiguration, o *metav1.Condition) (same, comparable bool) {
 	same = (c.Status == nil || *c.Status == o.Status) &&
@@ -95,10 +83,7 @@ func conditionHeld(c *metav1ac.ConditionApplyConfiguration, o *metav1.Condition)
 		if c.LastTransitionTime.IsZero() || o.LastTransitionTime.IsZero() {
 			return false, false
 		}
-		var a, b [len(time.RFC3339) + 8]byte
-		same = same && bytes.Equal(
-			c.LastTransitionTime.UTC().AppendFormat(a[:0], time.RFC3339),
-			o.LastTransitionTime.UTC().AppendFormat(b[:0], time.RFC3339))
+		same = same && equalTime(c.LastTransitionTime, &o.LastTransitionTime)
 	}
 	return same, true
 }

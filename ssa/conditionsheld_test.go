@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -165,7 +166,7 @@ func TestConditionsHeld(t *testing.T) {
 	// catches it.
 	naive := func(form *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) bool {
 		for _, c := range form.Status.Conditions {
-			o := firstOfType(observed.Status.Conditions, *c.Type)
+			o := meta.FindStatusCondition(observed.Status.Conditions, *c.Type)
 			if o == nil || o.Status != *c.Status {
 				return false
 			}

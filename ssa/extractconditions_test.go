@@ -110,15 +110,21 @@ func TestConditionsContent(t *testing.T) {
 		}
 	})
 	// The control: an extraction that reads every field it names, with an
-	// observedGeneration of 0 as 0, says it has all of them; the general
-	// one says the field is not there, and a state so made could serve at
-	// another resourceVersion without checking it.
+	// observedGeneration of 0 as 0, says it has all of them and holds the
+	// 0; the general one says the field is not there, and a state made
+	// complete so could serve at another resourceVersion without checking
+	// it. The comparison of the table tells the two apart.
 	f, err := newEntryFields([]byte(conditionEntry(map[string][]string{"Ready": nil})))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, complete := generalContent(t, tc, ks, f, heldObserved(observedCondition("Ready", "True", "Up", "all up", 0, heldBase))); complete {
-		t.Fatal("the control: the general extraction called an entry whose observedGeneration is left out complete")
+	naive := map[string]any{"status": map[string]any{"conditions": []any{map[string]any{
+		"type": "Ready", "status": "True", "reason": "Up", "message": "all up", "observedGeneration": int64(0),
+		"lastTransitionTime": heldBase.Format(time.RFC3339),
+	}}}}
+	general, complete := generalContent(t, tc, ks, f, heldObserved(observedCondition("Ready", "True", "Up", "all up", 0, heldBase)))
+	if complete || reflect.DeepEqual(naive, general) {
+		t.Fatalf("the control: the general extraction gave %v (complete %v), as a read that keeps the 0 would", general, complete)
 	}
 }
 
