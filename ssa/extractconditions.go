@@ -2,7 +2,6 @@ package ssa
 
 import (
 	"slices"
-	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -137,10 +136,8 @@ func conditionsContent(ks *kindSchema, objs *objectConditions, f *entryFields, o
 		if !named {
 			continue
 		}
-		for _, s := range seen {
-			if s == c.Type {
-				return nil, false, false
-			}
+		if slices.Contains(seen, c.Type) {
+			return nil, false, false
 		}
 		seen = append(seen, c.Type)
 		item, all, read := conditionContent(c, mask)
@@ -185,7 +182,7 @@ func conditionContent(c *metav1.Condition, mask uint8) (item map[string]any, all
 			if c.LastTransitionTime.IsZero() {
 				return nil, false, false
 			}
-			item[name] = c.LastTransitionTime.UTC().Format(time.RFC3339)
+			item[name] = c.LastTransitionTime.ToUnstructured() // as the converter encodes it
 		}
 	}
 	if len(item) == 0 {

@@ -49,11 +49,11 @@ func conditionEntry(types map[string][]string) string {
 // TestConditionsContent holds the typed extraction of a manager of
 // conditions to the general one, and shows what it leaves to it.
 func TestConditionsContent(t *testing.T) {
-	tc := widgetConverter(t)
+	conv := widgetConverter(t)
 	ks := kindSchemaFor(t, v1alpha1.SchemeGroupVersion.WithKind("Widget"))
 	ready := observedCondition("Ready", "True", "Up", "all up", 3, heldBase.Add(400*time.Millisecond))
 	synced := observedCondition("Synced", "False", "Behind", "two behind", 3, heldBase.Add(-time.Hour).In(time.FixedZone("east", 3600)))
-	for _, tc2 := range []struct {
+	for _, tc := range []struct {
 		name     string
 		entry    string
 		observed client.Object
@@ -77,25 +77,25 @@ func TestConditionsContent(t *testing.T) {
 		{"an item keyed otherwise", `{"f:status":{"f:conditions":{"k:{\"name\":\"Ready\"}":{".":{},"f:status":{}}}}}`, heldObserved(ready), false, false},
 		{"a field conditions do not have", `{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:type":{},"f:severity":{}}}}}`, heldObserved(ready), false, false},
 	} {
-		t.Run(tc2.name, func(t *testing.T) {
-			f, err := newEntryFields([]byte(tc2.entry))
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := newEntryFields([]byte(tc.entry))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var objs objectConditions
-			content, complete, ok := conditionsContent(ks, &objs, f, tc2.observed)
-			if ok != tc2.decided {
-				t.Fatalf("decided %v, want %v", ok, tc2.decided)
+			content, complete, ok := conditionsContent(ks, &objs, f, tc.observed)
+			if ok != tc.decided {
+				t.Fatalf("decided %v, want %v", ok, tc.decided)
 			}
 			if !ok {
 				return
 			}
-			want, wantComplete := generalContent(t, tc, ks, f, tc2.observed)
+			want, wantComplete := generalContent(t, conv, ks, f, tc.observed)
 			if !reflect.DeepEqual(content, want) || complete != wantComplete {
 				t.Fatalf("typed %v (complete %v)\ngeneral %v (complete %v)", content, complete, want, wantComplete)
 			}
-			if complete != tc2.complete {
-				t.Fatalf("complete %v, want %v", complete, tc2.complete)
+			if complete != tc.complete {
+				t.Fatalf("complete %v, want %v", complete, tc.complete)
 			}
 		})
 	}
@@ -122,7 +122,7 @@ func TestConditionsContent(t *testing.T) {
 		"type": "Ready", "status": "True", "reason": "Up", "message": "all up", "observedGeneration": int64(0),
 		"lastTransitionTime": heldBase.Format(time.RFC3339),
 	}}}}
-	general, complete := generalContent(t, tc, ks, f, heldObserved(observedCondition("Ready", "True", "Up", "all up", 0, heldBase)))
+	general, complete := generalContent(t, conv, ks, f, heldObserved(observedCondition("Ready", "True", "Up", "all up", 0, heldBase)))
 	if complete || reflect.DeepEqual(naive, general) {
 		t.Fatalf("the control: the general extraction gave %v (complete %v), as a read that keeps the 0 would", general, complete)
 	}
