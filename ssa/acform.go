@@ -197,11 +197,6 @@ func checkIdentity(t Target, ac any) error {
 // newACFrom returns a new apply configuration of type typ, whose layout is
 // lay (nil when unknown), holding content, which must name the object.
 func newACFrom(typ reflect.Type, lay *acLayout, content map[string]any) (any, error) {
-	if lay != nil && lay.typ == typ {
-		if ac, ok := acFromConditions(lay, content); ok {
-			return ac, nil
-		}
-	}
 	ac := reflect.New(typ.Elem()).Interface()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac); err != nil {
 		return nil, fmt.Errorf("converting to %v: %w", typ, err)

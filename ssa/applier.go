@@ -113,8 +113,6 @@ type Applier struct {
 	entries entryCache
 	schemas kindSchemas
 	layouts layouts
-	objects objectConditions
-	names   validNames
 	// runs recycles applyRuns: an Apply that changes nothing, as most do,
 	// allocates nothing else of its size.
 	runs sync.Pool

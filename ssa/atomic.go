@@ -1,8 +1,6 @@
 package ssa
 
 import (
-	"slices"
-
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
@@ -21,11 +19,6 @@ type conditionsSchema struct {
 	// from the type). Other shapes, such as Pod or Deployment conditions, have
 	// rules of their own and are left to the API server.
 	metav1 bool
-	// byType is true when, besides metav1, status is a struct, the list
-	// merges its items by their type alone and each of their fields is a
-	// scalar: what comparing conditions field by field, by type, relies on
-	// (see conditionsHeld).
-	byType bool
 }
 
 // metav1ConditionFields are the fields of metav1.Condition.
@@ -35,12 +28,10 @@ var metav1ConditionFields = [...]string{"type", "status", "observedGeneration", 
 func conditionsSchemaOf(tv *typed.TypedValue) conditionsSchema {
 	s := tv.Schema()
 	atom, ok := s.Resolve(tv.TypeRef())
-	structs := true // the object and its status merge field by field
 	for _, name := range []string{"status", "conditions"} {
 		if !ok || atom.Map == nil {
 			return conditionsSchema{}
 		}
-		structs = structs && atom.Map.ElementRelationship != schema.Atomic
 		field, found := atom.FindField(name)
 		if !found {
 			return conditionsSchema{}
@@ -55,18 +46,11 @@ func conditionsSchemaOf(tv *typed.TypedValue) conditionsSchema {
 	if !ok || elem.Map == nil || len(elem.Fields) != len(metav1ConditionFields) {
 		return out
 	}
-	scalars := true
 	for _, name := range metav1ConditionFields {
-		f, found := elem.FindField(name)
-		if !found {
+		if _, found := elem.FindField(name); !found {
 			return out
-		}
-		if fa, ok := s.Resolve(f.Type); !ok || fa.Scalar == nil {
-			scalars = false
 		}
 	}
 	out.metav1 = true
-	out.byType = structs && scalars && elem.Map.ElementRelationship != schema.Atomic &&
-		atom.List.ElementRelationship == schema.Associative && slices.Equal(atom.Keys, []string{"type"})
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,15 +32,6 @@ var conditionsPath = field.NewPath("status", "conditions")
 // "Required" for a value that is there. Errors wrap ErrInvalidInput and name
 // the condition type and the field.
 func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
-	if len(readErrs) == 0 && plainlyValid(&cond) {
-		return nil
-	}
-	return checkCondition(cond, readErrs)
-}
-
-// checkCondition is validateCondition without its fast path: every rule,
-// every time.
-func checkCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	errs := readErrs
 	at := conditionsPath.Key(cond.Type)
 	for _, e := range metav1validation.ValidateCondition(cond, at) {
@@ -83,7 +73,7 @@ func hasErrorAt(errs field.ErrorList, path string) bool {
 // map into a metav1.Condition, without a JSON round trip, because this runs on
 // every apply. Two items of one type are refused too, as the API server's
 // metav1validation.ValidateConditions does. Errors wrap ErrInvalidInput.
-func validateConditionItems(items, owned any, memo *validNames) error {
+func validateConditionItems(items, owned any) error {
 	list, ok := items.([]any)
 	if !ok {
 		return invalidf("%s: must be a list, not %T", conditionsPath, items)
@@ -97,7 +87,7 @@ func validateConditionItems(items, owned any, memo *validNames) error {
 			}
 		}
 	}
-	checks := conditionChecks{memo: memo}
+	var checks conditionChecks
 	for i, item := range list {
 		m, ok := item.(map[string]any)
 		if !ok {
@@ -115,12 +105,12 @@ func validateConditionItems(items, owned any, memo *validNames) error {
 
 // validateACConditions is validateConditionItems for the conditions of a
 // typed apply configuration.
-func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, memo *validNames) error {
+func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration) error {
 	ownedByType := make(map[string]*metav1ac.ConditionApplyConfiguration, len(owned))
 	for i := range owned {
 		ownedByType[ptr.Deref(owned[i].Type, "")] = &owned[i]
 	}
-	checks := conditionChecks{memo: memo}
+	var checks conditionChecks
 	for i := range conds {
 		cond, readErrs := conditionFromAC(&conds[i])
 		checks.check(cond, readErrs, func() bool {
@@ -134,7 +124,6 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration, m
 // conditionChecks validates the conditions of one intent, one at a time,
 // whichever form they were read from.
 type conditionChecks struct {
-	memo *validNames
 	seen map[string]struct{}
 	errs []error
 }
@@ -154,7 +143,7 @@ func (c *conditionChecks) check(cond metav1.Condition, readErrs field.ErrorList,
 		return
 	}
 	c.seen[cond.Type] = struct{}{}
-	if err := c.memo.check(cond, readErrs); err != nil {
+	if err := validateCondition(cond, readErrs); err != nil {
 		c.errs = append(c.errs, err)
 	}
 }
@@ -175,61 +164,6 @@ func conditionFromAC(c *metav1ac.ConditionApplyConfiguration) (cond metav1.Condi
 		cond.Message = *c.Message
 	}
 	return cond, errs
-}
-
-// maxValidNames bounds validNames: condition types and reasons are a small,
-// fixed vocabulary in a controller; past the bound every check runs in full.
-const maxValidNames = 4096
-
-// validNames remembers the condition types and reasons that passed
-// validation. Whether a type or a reason is valid depends on the string
-// alone, so a condition whose type and reason passed before, and whose other
-// fields pass their plain checks below, passes ValidateCondition: the regular
-// expressions, most of its cost, run once per string instead of once per
-// condition and apply. Safe for concurrent use.
-type validNames struct {
-	mu    sync.RWMutex
-	names map[string]struct{}
-}
-
-// check validates cond as validateCondition does, through the memo.
-func (v *validNames) check(cond metav1.Condition, readErrs field.ErrorList) error {
-	if v != nil && len(readErrs) == 0 && v.known(cond) {
-		return nil
-	}
-	if err := validateCondition(cond, readErrs); err != nil {
-		return err
-	}
-	v.remember(cond)
-	return nil
-}
-
-// known reports whether cond passes: its type and reason passed before and
-// its other fields pass ValidateCondition's plain checks.
-func (v *validNames) known(cond metav1.Condition) bool {
-	if !plainFields(&cond) {
-		return false
-	}
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	_, typeOK := v.names["t:"+cond.Type]
-	_, reasonOK := v.names["r:"+cond.Reason]
-	return typeOK && reasonOK
-}
-
-func (v *validNames) remember(cond metav1.Condition) {
-	if v == nil {
-		return
-	}
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.names == nil {
-		v.names = map[string]struct{}{}
-	}
-	if len(v.names) < maxValidNames-1 {
-		v.names["t:"+cond.Type] = struct{}{}
-		v.names["r:"+cond.Reason] = struct{}{}
-	}
 }
 
 // printable reports whether t, a lastTransitionTime, survives its JSON

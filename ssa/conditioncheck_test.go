@@ -99,15 +99,7 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{`condition "Synced"`, "status.conditions[Synced].status"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// Every case runs without the memo, then twice through one:
-			// remembering what passed must never let anything else pass.
-			memo := &validNames{}
-			err := validateConditionItems(tc.items, nil, nil)
-			for range 2 {
-				if got := validateConditionItems(tc.items, nil, memo); fmt.Sprint(got) != fmt.Sprint(err) {
-					t.Fatalf("through the memo: %v\nwithout it: %v", got, err)
-				}
-			}
+			err := validateConditionItems(tc.items, nil)
 			if len(tc.want) == 0 {
 				if err != nil {
 					t.Fatalf("unexpected error %v", err)
@@ -129,7 +121,7 @@ func TestValidateConditionItems(t *testing.T) {
 // A field that could not be read is reported once, as what it is, and not
 // also as missing.
 func TestValidateConditionItemsReportsUnreadableFieldsOnce(t *testing.T) {
-	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})}, nil, nil)
+	err := validateConditionItems([]any{condition("Ready", map[string]any{"lastTransitionTime": "yesterday"})}, nil)
 	if err == nil || strings.Contains(err.Error(), "Required") {
 		t.Fatalf("error %v, want only the unparsable time", err)
 	}
@@ -155,7 +147,7 @@ func TestConditionsSchemaOf(t *testing.T) {
 		gvk  schema.GroupVersionKind
 		want conditionsSchema
 	}{
-		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true, byType: true}},
+		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true}},
 		{"Gadget: an atomic list of metav1.Condition", group.WithKind("Gadget"), conditionsSchema{atomic: true, metav1: true}},
 		{"Pod: conditions of their own shape", corev1.SchemeGroupVersion.WithKind("Pod"), conditionsSchema{}},
 		{"Deployment: conditions of their own shape", appsv1.SchemeGroupVersion.WithKind("Deployment"), conditionsSchema{}},
@@ -212,7 +204,7 @@ func BenchmarkValidateConditionItems(b *testing.B) {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := validateConditionItems(items, nil, &validNames{}); err != nil {
+				if err := validateConditionItems(items, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -226,14 +218,14 @@ func BenchmarkValidateConditionItems(b *testing.B) {
 func TestValidateConditionItemsLeavesOwnedPartsAlone(t *testing.T) {
 	part := map[string]any{"type": "A", "observedGeneration": int64(3)}
 	owned := []any{map[string]any{"type": "A", "observedGeneration": int64(3)}}
-	if err := validateConditionItems([]any{part}, owned, &validNames{}); err != nil {
+	if err := validateConditionItems([]any{part}, owned); err != nil {
 		t.Fatalf("the owned part was refused: %v", err)
 	}
-	if err := validateConditionItems([]any{part}, nil, &validNames{}); !errors.Is(err, ErrInvalidInput) {
+	if err := validateConditionItems([]any{part}, nil); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("a new partial condition: %v, want ErrInvalidInput", err)
 	}
 	changed := map[string]any{"type": "A", "observedGeneration": int64(4)}
-	if err := validateConditionItems([]any{changed}, owned, &validNames{}); !errors.Is(err, ErrInvalidInput) {
+	if err := validateConditionItems([]any{changed}, owned); !errors.Is(err, ErrInvalidInput) {
 		t.Fatalf("a changed partial condition: %v, want ErrInvalidInput", err)
 	}
 }

@@ -193,9 +193,9 @@ func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.Conditio
 	// here: one bad condition would otherwise make the API server refuse the
 	// whole apply with a 422. The error names t through Apply's *Error.
 	if acConds != nil {
-		return validateACConditions(acConds, acOwned, &a.names)
+		return validateACConditions(acConds, acOwned)
 	}
-	return validateConditionItems(items, owned, &a.names)
+	return validateConditionItems(items, owned)
 }
 
 // yieldPredicted leaves out of intent the fields that, judging by observed's

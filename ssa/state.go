@@ -72,7 +72,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if err != nil {
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
-	content, complete, err := a.extract(t, fields, ks, observed)
+	content, complete, err := a.extract(t, fields, observed)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -83,15 +83,9 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 
 // stillOwned reports whether observed holds the values prev remembers; raw
 // is the manager's entry on observed, byte for byte prev's, and ks the kind's
-// schema (nil when the Applier has none). A manager of conditions is checked
-// on the typed objects (see conditionsHeld); anything else on unstructured
-// content, converting the entry's top-level fields.
+// schema (nil when the Applier has none). Both sides are compared as
+// unstructured content, converting the entry's top-level fields.
 func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observed client.Object, raw []byte) (bool, error) {
-	if f := prev.lastForm(); f != nil {
-		if held, decided := conditionsHeld(f.lay, ks, &a.objects, f.ac, observed); decided {
-			return held, nil
-		}
-	}
 	content, err := prev.ownedContent()
 	if err != nil {
 		return false, err
@@ -105,7 +99,7 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observe
 	if err != nil {
 		return false, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
-	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
+	u, err := contentOf(observed, t.GVK, fields.top)
 	if err != nil {
 		return false, err
 	}
@@ -113,15 +107,10 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observe
 }
 
 // extract reads the values of fields, t's manager's entry, off observed,
-// and whether every field of the entry is there (see extractFrom): a
-// manager of conditions off the typed object (see conditionsContent),
-// anything else from the entry's top-level fields converted to unstructured
-// content.
-func (a *Applier) extract(t Target, fields *entryFields, ks *kindSchema, observed client.Object) (content map[string]any, complete bool, err error) {
-	if content, complete, ok := conditionsContent(ks, &a.objects, fields, observed); ok {
-		return content, complete, nil
-	}
-	u, err := contentOf(observed, t.GVK, fields.top, ks, fields.leaves)
+// and whether every field of the entry is there (see extractFrom), from the
+// entry's top-level fields converted to unstructured content.
+func (a *Applier) extract(t Target, fields *entryFields, observed client.Object) (content map[string]any, complete bool, err error) {
+	u, err := contentOf(observed, t.GVK, fields.top)
 	if err != nil {
 		return nil, false, err
 	}
