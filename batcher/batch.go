@@ -624,14 +624,7 @@ func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target,
 	var room [4]entryWork
 	w := b.workOf(o, room[:0])
 	b.mu.Unlock()
-	var err error
-	rest := w
-	if dryRun == nil && b.shadow == nil {
-		rest.entries = w.entries[b.unchangedPrefix(ctx, w):]
-	}
-	if len(rest.entries) > 0 {
-		err = b.flushObject(ctx, rest, dryRun)
-	}
+	err := b.flushObject(ctx, w, dryRun)
 	if dryRun == nil {
 		var tally ssa.PendingTally
 		b.settle(&w, &tally)
@@ -640,45 +633,6 @@ func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target,
 		}
 	}
 	return errors.Join(err) // as a Flush of many objects joins them
-}
-
-// unchangedPrefix answers, in order, the entries of w that change nothing
-// (see ssa.Applier.Unchanged), and returns how many it answered: the first
-// one it does not answer, and those after it, are flushObject's. A reconcile
-// that changes nothing ends here, without the machinery of an apply per
-// entry. An answered entry is done as flushObject would have done it: its
-// result goes to the hook and its contributions are sent. An entry the look
-// finds changed keeps, in its options, what the look built (see
-// entryWork.build).
-func (b *Batch) unchangedPrefix(ctx context.Context, w flushWork) int {
-	observed := b.observed(w.object)
-	obs, err := observed.get()
-	if err != nil {
-		return 0 // flushObject fails every entry on it
-	}
-	b.mu.Lock()
-	w.object.observed = observed // decoded, if it was a response: flushObject reads it so
-	b.mu.Unlock()
-	tc := b.applier.TypeConverter()
-	for i := range w.entries {
-		ew := &w.entries[i]
-		t := &ew.entry.target
-		opts := &ew.entry.opts
-		*opts = applyOptions(ew.contribs)
-		ew.build = build(t, tc, ew.contribs, ew.acType)
-		unchanged, err := b.applier.Unchanged(ctx, *t, obs, ew.build, opts)
-		if !unchanged || err != nil {
-			// flushObject applies it, and fails it on the same error.
-			return i
-		}
-		if b.onResult != nil {
-			b.onResult(*t, ssa.Result{Object: obs, Observed: obs}, nil)
-		}
-		b.mu.Lock()
-		ew.entry.sent(len(ew.contribs))
-		b.mu.Unlock()
-	}
-	return len(w.entries)
 }
 
 // settle records what the Flush did with w's entries and drops those with
@@ -744,11 +698,6 @@ type entryWork struct {
 	entry    *entry
 	contribs []contribution // what this Flush sends of the entry's contributions
 	acType   reflect.Type   // the one apply configuration type they edit (see acType)
-	// build is the entry's build for this Flush once made, with its
-	// options, by unchangedPrefix: the options may then carry what the look
-	// built with it, which Apply uses only with the same build, and deriving
-	// them again would drop. A made build always has a Func.
-	build ssa.Build
 }
 
 // observed returns o's observation as it is now.
@@ -789,10 +738,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		}
 		contribs := ew.contribs
 		opts := &ew.entry.opts
-		if ew.build.Func == nil {
-			*opts = applyOptions(contribs)
-			ew.build = build(t, b.applier.TypeConverter(), contribs, ew.acType)
-		}
+		*opts = applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier entry's status apply landed on an object created
 			// again under the same name (the API server ignores a status
@@ -807,7 +753,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// (which spares reading its metadata apart), else when the next
 		// Flush needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
-		res, err := b.applier.Apply(ctx, *t, obs, ew.build, opts)
+		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(*t, res, err)

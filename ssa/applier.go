@@ -166,12 +166,7 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // Apply is the one-Target form of what batcher.Batch.Flush does for every
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
-	answered, built, err := a.steady(ctx, &t, observed, b, optionsOf(opts))
-	if answered {
-		return Result{Object: observed, Observed: observed}, err
-	}
 	run := a.newRun(ctx, t, observed, b, opts)
-	run.built = built
 	defer a.endRun(run)
 	if err := run.check(); err != nil {
 		return run.fail(err)
@@ -214,9 +209,6 @@ type applyRun struct {
 	// like is the object given to Apply: responses are decoded into its Go
 	// type, even when an attempt was built on an unstructured re-read.
 	like client.Object
-	// built is the intent the steady look built and found changed, for
-	// the first attempt (see prepare); nil when there is none.
-	built *builtIntent
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
@@ -308,8 +300,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res, r.built)
-	r.built = nil // a retry builds on its fresh read
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
 	if err != nil {
 		return false, err
 	}

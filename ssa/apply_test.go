@@ -999,20 +999,20 @@ func TestApplyLogsToTheContextLogger(t *testing.T) {
 	}
 }
 
-// TestApplyTypedSpareCopy: a build that changes nothing leaves its copy of
-// the owned content for the next build, and a build that edits that copy in
-// place (writing through a pointer it did not allocate) is still sent. The
-// control edits the owned content itself, as a spare that is not a copy
-// would make every build do: the edit then compares equal to what the
-// manager owns, and is lost.
-func TestApplyTypedSpareCopy(t *testing.T) {
-	writeThrough := func(phase string, seen *any) Build {
+// TestApplyTypedBuildsOwnCopy: every build edits a copy of the owned content
+// of its own, so a build that edits it in place (writing through a pointer
+// it did not allocate) is still sent, and two builds never share one. The
+// control edits the owned content itself, as a build handed a shared copy
+// would: the edit then compares equal to what the manager owns, and is lost.
+func TestApplyTypedBuildsOwnCopy(t *testing.T) {
+	writeThrough := func(phase string, seen *any, into func(any) []any) Build {
 		b := widgetBuild("", nil)
 		b.Typed.Mutate = func(ac any, _ client.Object) error {
 			*seen = ac
-			w, _ := ac.(*acv1alpha1.WidgetApplyConfiguration)
-			if phase != "" {
-				*w.Status.Phase = phase
+			for _, v := range into(ac) {
+				if w, _ := v.(*acv1alpha1.WidgetApplyConfiguration); phase != "" {
+					*w.Status.Phase = phase
+				}
 			}
 			return nil
 		}
@@ -1023,25 +1023,28 @@ func TestApplyTypedSpareCopy(t *testing.T) {
 		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
 			h, res := appliedOn(t)
 			ctx := context.Background()
+			same := func(ac any) []any { return []any{ac} }
 			var first, second any
-			steady, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &first), &ApplyOptions{})
+			steady, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &first, same), &ApplyOptions{})
 			if err != nil || steady.Sent {
 				t.Fatalf("steady apply: sent %v, err %v", steady.Sent, err)
 			}
-			if _, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &second), &ApplyOptions{}); err != nil {
+			if _, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("", &second, same), &ApplyOptions{}); err != nil {
 				t.Fatal(err)
 			}
-			if first != second {
-				t.Fatal("the second steady build did not edit the copy the first left")
+			if first == second {
+				t.Fatal("two builds edited the same copy")
 			}
 			form := h.a.owned.get(ownedKey{uid: "u1", manager: "m", sub: MainResource}).last
 			if form == nil || form.typ != typ {
 				t.Fatal("no typed form remembered")
 			}
+			into := same
 			if control {
-				form.spare.Store(&spareAC{ac: form.ac}) // the owned content itself
+				// The build's copy shares its phase with the owned content.
+				into = func(ac any) []any { return []any{ac, form.ac} }
 			}
-			changed, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("Off", new(any)), &ApplyOptions{})
+			changed, err := h.a.Apply(ctx, h.t, res.Object, writeThrough("Off", new(any), into), &ApplyOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1052,7 +1055,7 @@ func TestApplyTypedSpareCopy(t *testing.T) {
 				return
 			}
 			if !changed.Sent || intentOf(changed) != typedPrefix+`,"status":{"phase":"Off"}}` {
-				t.Fatalf("an edit through the spare copy: sent %v, intent %s", changed.Sent, changed.Intent)
+				t.Fatalf("an edit through the copy: sent %v, intent %s", changed.Sent, changed.Intent)
 			}
 			back, err := h.a.Apply(ctx, h.t, changed.Object, widgetBuild("On", nil), &ApplyOptions{})
 			if err != nil || !back.Sent || intentOf(back) != typedPrefix+`,"status":{"phase":"On"}}` {

@@ -52,10 +52,6 @@ type ApplyOptions struct {
 	// batcher.Batch.Flush sets it and decodes a response only when a later
 	// entry, a result hook or the next Flush needs the object.
 	DeferDecode bool
-
-	// built is the intent Unchanged built and found changed, for the Apply
-	// that follows it with these options; nil otherwise.
-	built *builtIntent
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.

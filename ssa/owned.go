@@ -104,31 +104,6 @@ type acForm struct {
 	// known. It tells most intents that encode differently without
 	// encoding ac again.
 	sum atomic.Uint64
-	// spare is a copy of ac that a build left equal to ac: the next build
-	// may edit it instead of copying ac again. Most reconciles change
-	// nothing, and copying what the manager owns was most of what they
-	// cost after the mutators themselves. One build at a time takes it.
-	spare atomic.Pointer[spareAC]
-}
-
-// spareAC boxes a copy of a form's ac for atomic hand-over; the box goes
-// back with the copy.
-type spareAC struct{ ac any }
-
-// copyToEdit returns a copy of f.ac for a build to edit, boxed: the spare
-// when there is one, else a new deep copy.
-func (f *acForm) copyToEdit() *spareAC {
-	if s := f.spare.Swap(nil); s != nil {
-		return s
-	}
-	return &spareAC{ac: deepCopyAC(f.ac)}
-}
-
-// giveBack keeps s, a copy that a build edited and found equal to f.ac, as
-// the spare. Only a copy equal to f.ac may be given back: a spare is used
-// as the unedited owned content.
-func (f *acForm) giveBack(s *spareAC) {
-	f.spare.CompareAndSwap(nil, s)
 }
 
 // encodesAs reports whether f.ac encodes to body: an intent that differs

@@ -43,15 +43,11 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 // anything. The typed path is taken when b has one, nothing needs the
 // intent as unstructured content (a guarded apply rebuilds it, a yielding
 // policy edits it) and its Mutate does not decline (ErrBuildUntyped).
-//
-// built, when not nil, is the intent the steady look (see steady) built on
-// the form it names and found changed: it is used rather than built again
-// when st still has that form.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
+	policy conflicts.Policy, res *Result) (*prepared, error) {
 	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
 		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
-			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, built)
+			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
 			if !errors.Is(err, ErrBuildUntyped) {
 				return p, err
 			}
@@ -63,43 +59,33 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // prepareTyped builds the intent in its apply configuration type: a copy of
 // what the manager owns in that type (kept with the owned state), edited by
 // the mutators, compared with the original before it is even encoded, and
-// encoded once for both the final comparison and the request.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode,
-	built *builtIntent) (*prepared, error) {
+// encoded once for both the final comparison and the request. Every build
+// edits a copy of its own, which nothing else holds: whatever the mutators
+// put into it, or keep of it, never reaches another build or the owned
+// state.
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
 	}
 	var ac any
-	var spare *spareAC
-	mutated := false
-	switch {
-	case built != nil && built.form == owned && mode == Incremental:
-		// The mutators ran on this copy of owned already.
-		spare, ac, mutated = built.spare, built.spare.ac, true
-	case mode == Incremental:
-		spare = owned.copyToEdit()
-		ac = spare.ac
-	default:
+	if mode == Incremental {
+		ac = deepCopyAC(owned.ac)
+	} else {
 		if ac, err = newACFrom(tb.Type, lay, withIdentity(t, nil)); err != nil {
 			return nil, err
 		}
 		lay.setUID(ac, obs.GetUID())
 	}
-	if !mutated {
-		if err := tb.Mutate(ac, obs); err != nil {
-			return nil, err
-		}
+	if err := tb.Mutate(ac, obs); err != nil {
+		return nil, err
 	}
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
 	if lay.equalAC(ac, owned.ac) {
 		// What the manager owns, as the API server accepted it: nothing to
-		// send, nothing to check, and the copy serves the next build.
-		if spare != nil {
-			owned.giveBack(spare)
-		}
+		// send and nothing to check.
 		return a.unchanged, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {

@@ -3,9 +3,11 @@ package ssa
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ownership"
@@ -139,20 +141,38 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
+		// A copy of its own: the mutators may have put into the applied
+		// configuration maps and slices that their caller's objects hold,
+		// or kept it.
+		ac := deepCopyAC(in.ac)
 		lay := a.layouts.shared(in.acType)
 		if lay != nil {
-			// The applied configuration is no longer edited: it may share
-			// the object's identity with the other managers' forms.
-			if meta := lay.objectMeta(in.ac, false); meta != nil {
+			// The copy is never edited: it may share the object's identity
+			// with the other managers' forms.
+			if meta := lay.objectMeta(ac, false); meta != nil {
 				if shared := a.owned.shareMeta(key.uid, meta); shared != meta {
-					lay.setObjectMeta(in.ac, shared)
+					lay.setObjectMeta(ac, shared)
 				}
 			}
 		}
-		st.last = &acForm{typ: in.acType, ac: in.ac, lay: lay}
+		st.last = &acForm{typ: in.acType, ac: ac, lay: lay}
 		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
-		st.content = withoutIdentity(in.content)
+		// What was sent, read back from its encoding: content of its own,
+		// as above.
+		body, err := in.body, error(nil)
+		if body == nil {
+			body, err = json.Marshal(in.content)
+		}
+		var content map[string]any
+		if err == nil {
+			err = utiljson.Unmarshal(body, &content)
+		}
+		if err != nil {
+			a.owned.drop(key)
+			return
+		}
+		st.content = withoutIdentity(content)
 	}
 	a.owned.put(key, st)
 }
