@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -81,8 +82,19 @@ func NewPluginCommand() *cobra.Command {
 	root := NewRootCommand()
 	root.Use = "kubectl-statusapply"
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: pluginName}
+	var spell func(*cobra.Command)
+	spell = func(c *cobra.Command) {
+		c.Example = commandLine.ReplaceAllString(c.Example, "${1}"+pluginName+" ")
+		for _, sub := range c.Commands() {
+			spell(sub)
+		}
+	}
+	spell(root)
 	return root
 }
+
+// commandLine matches "statusapply " where an example's command line starts.
+var commandLine = regexp.MustCompile(`(?m)^(\s*)statusapply `)
 
 // Exit codes, the same for every command.
 const (

@@ -103,6 +103,46 @@ func TestPluginHelpSaysKubectl(t *testing.T) {
 	}
 }
 
+func TestPluginExamplesSayKubectl(t *testing.T) {
+	root := NewPluginCommand()
+	var walk func(*cobra.Command)
+	examples := 0
+	walk = func(c *cobra.Command) {
+		for line := range strings.Lines(c.Example) {
+			if strings.HasPrefix(strings.TrimSpace(line), "statusapply ") {
+				t.Errorf("%s: example %q says statusapply, not kubectl statusapply", c.Name(), strings.TrimSpace(line))
+			}
+			if strings.Contains(line, "kubectl statusapply ") {
+				examples++
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if examples == 0 {
+		t.Fatal("no example says kubectl statusapply")
+	}
+	var out bytes.Buffer
+	root.SetOut(&out)
+	if err := execute(t, root, "migrate", "--help"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\n  kubectl statusapply migrate widgets -n shop --from legacy-controller=readiness\n") {
+		t.Errorf("plugin help:\n%s", out.String())
+	}
+
+	// The bare binary keeps its own name.
+	stdout, _, err := runRoot(t, "migrate", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "\n  statusapply migrate widgets -n shop --from legacy-controller=readiness\n") {
+		t.Errorf("statusapply help:\n%s", stdout)
+	}
+}
+
 func TestLintFilesNeedsNoCluster(t *testing.T) {
 	tests := []struct {
 		file     string
