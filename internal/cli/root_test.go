@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -140,6 +141,26 @@ func TestPluginExamplesSayKubectl(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "\n  statusapply migrate widgets -n shop --from legacy-controller=readiness\n") {
 		t.Errorf("statusapply help:\n%s", stdout)
+	}
+}
+
+func TestVerbosityFlag(t *testing.T) {
+	root := NewRootCommand()
+	v := root.PersistentFlags().ShorthandLookup("v")
+	if v == nil || v.Name != "v" || v.DefValue != "0" {
+		t.Fatalf("-v is not kubectl's --v verbosity: %+v", v)
+	}
+	for _, cmd := range []string{"owners", "migrate", "audit", "lint"} {
+		c, _, _ := root.Find([]string{cmd})
+		if f := c.Flags().ShorthandLookup("v"); f != nil && f != v {
+			t.Errorf("%s has its own -v: %s", cmd, f.Name)
+		}
+	}
+	for _, args := range [][]string{{"migrate", "widgets", "--from", "a=b", "-v"}, {"migrate", "widgets", "-v", "--from", "a=b"}} {
+		_, _, err := runRoot(t, args...)
+		if ExitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "-o wide") {
+			t.Errorf("%v: %v, want a usage error pointing at -o wide", args, err)
+		}
 	}
 }
 
