@@ -4,12 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
+	"net/url"
+	"os"
+	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,4 +91,77 @@ func TestMigrateAllConcurrently(t *testing.T) {
 			t.Fatalf("a cancelled run must account for every object with ctx's error: %v", report.Err())
 		}
 	})
+}
+
+func TestConnectionLost(t *testing.T) {
+	refused := &url.Error{Op: "Get", URL: "https://127.0.0.1:1/apis", Err: &net.OpError{Op: "dial", Net: "tcp",
+		Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}}
+	reset := &url.Error{Op: "Patch", URL: "https://127.0.0.1:1/apis", Err: &net.OpError{Op: "read", Net: "tcp",
+		Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}}
+	gr := schema.GroupResource{Group: "demo.statusapply.io", Resource: "widgets"}
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused, wrapped by the migration", &ownership.ObjectError{Op: "migrating", Err: fmt.Errorf("reading: %w", refused)}, true},
+		{"reset", reset, true},
+		{"EOF", &url.Error{Op: "Get", URL: "x", Err: io.EOF}, true},
+		{"a client timeout", &url.Error{Op: "Get", URL: "x", Err: context.DeadlineExceeded}, true},
+		{"the server's timeout", apierrors.NewTimeoutError("slow", 1), true},
+		{"not found", apierrors.NewNotFound(gr, "w1"), false},
+		{"a conflict", apierrors.NewConflict(gr, "w1", errors.New("modified")), false},
+		{"forbidden", apierrors.NewForbidden(gr, "w1", errors.New("no")), false},
+		{"orphaned fields", ownership.ErrOrphanedFields, false},
+	} {
+		if got := connectionLost(tt.err); got != tt.want {
+			t.Errorf("%s: connectionLost(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestNewDestinationsMessage(t *testing.T) {
+	objs := []*unstructured.Unstructured{widget("ns", "w1"), widget("ns", "w2")}
+	objs[1].SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "summary", Operation: metav1.ManagedFieldsOperationApply}})
+	plan := ownership.Plan{Managers: map[string]string{"legacy": "sumry"}, Conditions: map[string]string{"A": "summary"}}
+	msg := newDestinationsMessage(plan, objs, nil)
+	for _, want := range []string{"--from legacy=sumry: sumry applies on none of the 2 objects",
+		"apply managers there: summary", "--new-destination"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q misses %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "--condition A=summary") {
+		t.Errorf("a destination that applies is no news: %q", msg)
+	}
+	if msg := newDestinationsMessage(plan, objs, []string{"sumry"}); msg != "" {
+		t.Errorf("a destination named with --new-destination: %q", msg)
+	}
+	if err := checkNewDestinationFlags(plan, []string{"sumry", "summary"}); err != nil {
+		t.Errorf("destinations of the plan: %v", err)
+	}
+	if err := checkNewDestinationFlags(plan, []string{"readiness"}); err == nil || !strings.Contains(err.Error(), "--new-destination readiness") {
+		t.Errorf("a name the plan hands nothing to: %v", err)
+	}
+}
+
+func TestProgressPrinter(t *testing.T) {
+	var b strings.Builder
+	p := newProgressPrinter(&b)
+	p.print("[1/2] Widget ns/w1: migrated")
+	p.print("[2/2] Widget ns/w2: migrated")
+	p.clear()
+	if want := "[1/2] Widget ns/w1: migrated\n[2/2] Widget ns/w2: migrated\n"; b.String() != want {
+		t.Errorf("not a terminal: a line per report; got %q", b.String())
+	}
+
+	b.Reset()
+	p = &progressPrinter{w: &b, terminal: true, width: 20}
+	p.print("[1/2] Widget ns/w1: migrated")
+	p.print("[2/2] short")
+	p.clear()
+	p.clear()
+	if want := "\r\x1b[2K[1/2] Widget ns/w1:\r\x1b[2K[2/2] short\r\x1b[2K"; b.String() != want {
+		t.Errorf("a terminal: one line redrawn, cut to the width, erased at the end; got %q", b.String())
+	}
 }

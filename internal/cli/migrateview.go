@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,12 +58,14 @@ type migrateObjectView struct {
 }
 
 // migrateSummary counts the outcomes; Changed counts "would migrate" in a
-// dry run.
+// dry run. NotAttempted counts the objects left out after the API server
+// could not be reached; they are not among the items.
 type migrateSummary struct {
-	Total     int `json:"total"`
-	Changed   int `json:"changed"`
-	Unchanged int `json:"unchanged"`
-	Failed    int `json:"failed"`
+	Total        int `json:"total"`
+	Changed      int `json:"changed"`
+	Unchanged    int `json:"unchanged"`
+	Failed       int `json:"failed"`
+	NotAttempted int `json:"notAttempted,omitempty"`
 }
 
 // newMigrateOutput starts the output of a run of plan.
@@ -106,6 +109,19 @@ func (o *migrateOutput) record(p ownership.Progress, obj runtime.Object) migrate
 	return v
 }
 
+// skip counts an object that was not attempted.
+func (o *migrateOutput) skip() {
+	o.Summary.Total++
+	o.Summary.NotAttempted++
+}
+
+// withoutFailures returns a copy of o without its failed objects.
+func (o *migrateOutput) withoutFailures() *migrateOutput {
+	c := *o
+	c.Items = slices.DeleteFunc(slices.Clone(o.Items), func(v migrateObjectView) bool { return v.Error != "" })
+	return &c
+}
+
 // changed returns the objects that changed, or would in a dry run, for
 // -o name.
 func (o *migrateOutput) changed() []runtime.Object {
@@ -118,13 +134,20 @@ func (o *migrateOutput) changed() []runtime.Object {
 	return out
 }
 
-// progressLine is the stderr line for one object.
+// progressLine is the progress report of one object; a failure's error is
+// printed with the output, once.
 func progressLine(p ownership.Progress, v migrateObjectView) string {
-	line := fmt.Sprintf("[%d/%d] %s: %s", p.Done, p.Total, v.Object.ref(), v.Outcome)
-	if v.Error != "" {
-		line += ": " + v.Error
+	return fmt.Sprintf("[%d/%d] %s: %s", p.Done, p.Total, v.Object.ref(), v.Outcome)
+}
+
+// writeMigrateFailures prints one line per failed object, for outputs that
+// do not list them (-o name, documents: on stderr).
+func writeMigrateFailures(w io.Writer, o *migrateOutput) {
+	for _, v := range o.Items {
+		if v.Error != "" {
+			fmt.Fprintf(w, "%s: %s: %s\n", v.Object.ref(), v.Outcome, v.Error)
+		}
 	}
-	return line
 }
 
 // writeMigrateTable prints, per object, the outcome and the ownership before
@@ -221,10 +244,14 @@ func statusOwners(v *ownershipView) string {
 // summaryLine counts the outcomes and says whether anything was written.
 func (o *migrateOutput) summaryLine() string {
 	s := o.Summary
-	if o.DryRun {
-		return fmt.Sprintf("dry run: %s, %d would change, %d unchanged, %d failed; nothing was written (add --apply to write)",
-			plural(s.Total, "object", "objects"), s.Changed, s.Unchanged, s.Failed)
+	skipped := ""
+	if s.NotAttempted > 0 {
+		skipped = fmt.Sprintf(", %d not attempted", s.NotAttempted)
 	}
-	return fmt.Sprintf("%s: %d migrated, %d unchanged, %d failed",
-		plural(s.Total, "object", "objects"), s.Changed, s.Unchanged, s.Failed)
+	if o.DryRun {
+		return fmt.Sprintf("dry run: %s, %d would change, %d unchanged, %d failed%s; nothing was written (add --apply to write)",
+			plural(s.Total, "object", "objects"), s.Changed, s.Unchanged, s.Failed, skipped)
+	}
+	return fmt.Sprintf("%s: %d migrated, %d unchanged, %d failed%s",
+		plural(s.Total, "object", "objects"), s.Changed, s.Unchanged, s.Failed, skipped)
 }

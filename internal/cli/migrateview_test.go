@@ -60,7 +60,7 @@ func TestMigrateOutputRecord(t *testing.T) {
 			name: "failed", obj: "gone",
 			p:       ownership.Progress{Done: 3, Total: 3, Object: failed.Object, Err: failed},
 			outcome: outcomeFailed, summary: migrateSummary{Total: 1, Failed: 1},
-			line: "[3/3] Widget ns/gone: failed: migrating Widget ns/gone: not found",
+			line: "[3/3] Widget ns/gone: failed", // the error is printed once, with the output
 		},
 	}
 	for _, tt := range tests {
@@ -119,8 +119,8 @@ func recordedMigration(t *testing.T) *migrateOutput {
 
 func TestWriteMigrateTable(t *testing.T) {
 	o := recordedMigration(t)
-	var b bytes.Buffer
-	if err := writeMigrateOutput(&b, newOutputFlags(), o, true, false); err != nil {
+	var b, e bytes.Buffer
+	if err := writeMigrateOutput(&b, &e, newOutputFlags(), o, true, false); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -132,7 +132,6 @@ func TestWriteMigrateTable(t *testing.T) {
 		"  after:\n    MANAGER ",
 		"    networking   Apply       status        B ",
 		"\nWidget ns/gone: failed: migrating Widget ns/gone: not found\n",
-		"\ndry run: 2 objects, 1 would change, 0 unchanged, 1 failed; nothing was written (add --apply to write)\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output misses %q:\n%s", want, out)
@@ -141,43 +140,90 @@ func TestWriteMigrateTable(t *testing.T) {
 	if strings.Index(out, "before:") > strings.Index(out, "after:") {
 		t.Errorf("before must come first:\n%s", out)
 	}
+	summary := "dry run: 2 objects, 1 would change, 0 unchanged, 1 failed; nothing was written (add --apply to write)\n"
+	if e.String() != summary || strings.Contains(out, "dry run:") {
+		t.Errorf("the summary goes to stderr alone; stderr:\n%s", e.String())
+	}
 
 	b.Reset()
-	if err := writeMigrateOutput(&b, newOutputFlags(), o, false, false); err != nil {
+	e.Reset()
+	if err := writeMigrateOutput(&b, &e, newOutputFlags(), o, false, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "Widget ns/gone: failed: migrating Widget ns/gone: not found\n" +
-		"dry run: 2 objects, 1 would change, 0 unchanged, 1 failed; nothing was written (add --apply to write)\n"
-	if b.String() != want {
-		t.Fatalf("a list without -v prints failures and the summary only; got\n%s\nwant\n%s", b.String(), want)
+	want := "Widget ns/gone: failed: migrating Widget ns/gone: not found\n"
+	if b.String() != want || e.String() != summary {
+		t.Fatalf("a list prints failures on stdout and the summary on stderr; got\n%s\n%s", b.String(), e.String())
+	}
+}
+
+func TestWriteMigrateNamesAndDocuments(t *testing.T) {
+	o := recordedMigration(t)
+	failure := "Widget ns/gone: failed: migrating Widget ns/gone: not found\n"
+	var b, e bytes.Buffer
+	if err := writeMigrateOutput(&b, &e, boundOutputFlags(t, "-o", "name"), o, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "widget.demo.statusapply.io/w1\n" {
+		t.Errorf("-o name prints only the names of the objects that would change; got\n%s", b.String())
+	}
+	if !strings.HasPrefix(e.String(), failure) || !strings.Contains(e.String(), "dry run: 2 objects") {
+		t.Errorf("-o name: the failure and the summary go to stderr; got\n%s", e.String())
+	}
+
+	b.Reset()
+	e.Reset()
+	if err := writeMigrateOutput(&b, &e, boundOutputFlags(t, "-o", "jsonpath={.summary.changed}"), o, false, false); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "1" || e.String() != failure {
+		t.Errorf("jsonpath: stdout %q, stderr %q", b.String(), e.String())
 	}
 }
 
 func TestWriteMigrateLines(t *testing.T) {
 	o := recordedMigration(t)
-	var b bytes.Buffer
-	if err := writeMigrateOutput(&b, boundOutputFlags(t, "-o", "wide"), o, false, true); err != nil {
+	var b, e bytes.Buffer
+	if err := writeMigrateOutput(&b, &e, boundOutputFlags(t, "-o", "wide"), o, false, true); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("want a header, two rows and the summary:\n%s", b.String())
+	table, details, found := strings.Cut(b.String(), "\n\n")
+	if !found {
+		t.Fatalf("want a table, a blank line and the objects' ownership:\n%s", b.String())
+	}
+	lines := strings.Split(table, "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want a header and two rows:\n%s", b.String())
 	}
 	for i, want := range [][]string{
 		{"NAMESPACE", "NAME", "OUTCOME", "ATTEMPTS", "SEEDED", "BEFORE", "AFTER", "ERROR"},
 		{"ns", "w1", "would migrate", "1", "true", "before-first-apply=A,B,.status.phase", "networking=B", "<none>"},
 		{"ns", "gone", "failed", "<none>", "<none>", "<none>", "<none>", "migrating Widget ns/gone: not found"},
-		{"dry run: 2 objects"},
 	} {
 		if lineWith(lines[i], want...) == "" {
 			t.Errorf("line %d %q misses %q", i, lines[i], want)
 		}
+	}
+	for _, want := range []string{"Widget ns/w1: would migrate\n", "  before:\n", "  after:\n", "    networking   Apply "} {
+		if !strings.Contains(details, want) {
+			t.Errorf("-o wide misses %q, the detail of every object:\n%s", want, details)
+		}
+	}
+	if strings.Contains(details, "gone") {
+		t.Errorf("a failure is printed once, in the table:\n%s", details)
+	}
+	if !strings.HasPrefix(e.String(), "dry run: 2 objects") {
+		t.Errorf("stderr: %q", e.String())
 	}
 }
 
 func TestSummaryLine(t *testing.T) {
 	o := &migrateOutput{Summary: migrateSummary{Total: 1, Changed: 1}}
 	if got, want := o.summaryLine(), "1 object: 1 migrated, 0 unchanged, 0 failed"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	o = &migrateOutput{DryRun: true, Summary: migrateSummary{Total: 5, Changed: 1, Failed: 1, NotAttempted: 3}}
+	if got, want := o.summaryLine(), "dry run: 5 objects, 1 would change, 0 unchanged, 1 failed, 3 not attempted; "+
+		"nothing was written (add --apply to write)"; got != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
 }

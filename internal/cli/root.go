@@ -3,15 +3,18 @@ package cli
 import (
 	"context"
 	"errors"
+	goflag "flag"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 )
 
@@ -37,7 +40,8 @@ Cluster commands take the usual kubeconfig flags (--kubeconfig, --context,
 -n/--namespace, ...) and resource arguments as kubectl does: widgets,
 widget/w1, widgets.demo.statusapply.io, -l app=web, -A.
 
-Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get.
+Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get;
+-o wide for more detail. -v=N is kubectl's log verbosity (6 logs every request).
 Exit codes, the same for every command: 0 clean, 1 findings (lint; audit under
 --exit-code) or changes under --exit-code (migrate), 2 usage and tool errors.
 
@@ -59,8 +63,20 @@ func NewRootCommand() *cobra.Command {
 		// it is documented and listed like every other command.
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExitCode(exitUsage, err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error {
+		if msg := err.Error(); strings.Contains(msg, "'v' in -v") || strings.Contains(msg, `for "-v, --v" flag`) {
+			err = fmt.Errorf("%w (-v=N is the log verbosity, as in kubectl; -o wide prints more detail)", err)
+		}
+		return withExitCode(exitUsage, err)
+	})
+	// client-go's log lines stay hidden (see Execute) unless -v asks for them.
+	root.PersistentPreRun = func(*cobra.Command, []string) {
+		if klog.V(1).Enabled() {
+			klog.ClearLogger()
+		}
+	}
 	cluster.addFlags(root.PersistentFlags())
+	addVerbosityFlag(root.PersistentFlags())
 	root.AddCommand(
 		newOwnersCommand(cluster),
 		newAuditCommand(cluster, time.Now),
@@ -81,7 +97,29 @@ func NewPluginCommand() *cobra.Command {
 	root := NewRootCommand()
 	root.Use = "kubectl-statusapply"
 	root.Annotations = map[string]string{cobra.CommandDisplayNameAnnotation: pluginName}
+	var spell func(*cobra.Command)
+	spell = func(c *cobra.Command) {
+		c.Example = commandLine.ReplaceAllString(c.Example, "${1}"+pluginName+" ")
+		for _, sub := range c.Commands() {
+			spell(sub)
+		}
+	}
+	spell(root)
 	return root
+}
+
+// commandLine matches "statusapply " where an example's command line starts.
+var commandLine = regexp.MustCompile(`(?m)^(\s*)statusapply `)
+
+// addVerbosityFlag registers kubectl's -v/--v: klog's verbosity, which
+// client-go's log lines (6 shows every request, 8 their bodies) follow.
+func addVerbosityFlag(fs *pflag.FlagSet) {
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	v := pflag.PFlagFromGoFlag(klogFlags.Lookup("v"))
+	v.Shorthand = "v"
+	v.Usage = "log verbosity, as in kubectl: 0 prints no client-go log lines, 6 every request, 8 their bodies"
+	fs.AddFlag(v)
 }
 
 // Exit codes, the same for every command.
@@ -129,7 +167,8 @@ func ExitCode(err error) int {
 // cleans up (the demo stops its API server) before Execute returns.
 func Execute(root *cobra.Command) int {
 	// client-go logs through klog, and its discovery cache repeats the same
-	// failure several times; the command's error says it once.
+	// failure several times; the command's error says it once. -v=1 and
+	// above bring the log lines back (the root's PersistentPreRun).
 	klog.SetSlogLogger(slog.New(slog.DiscardHandler))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

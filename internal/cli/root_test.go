@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,6 +100,66 @@ func TestPluginHelpSaysKubectl(t *testing.T) {
 	for _, want := range []string{"kubectl-statusapply", "statusapply [command]", "kubectl_complete-statusapply", "Exit codes"} {
 		if !strings.Contains(stdout, want) {
 			t.Fatalf("root help misses %q:\n%s", want, stdout)
+		}
+	}
+}
+
+func TestPluginExamplesSayKubectl(t *testing.T) {
+	root := NewPluginCommand()
+	var walk func(*cobra.Command)
+	examples := 0
+	walk = func(c *cobra.Command) {
+		for line := range strings.Lines(c.Example) {
+			if strings.HasPrefix(strings.TrimSpace(line), "statusapply ") {
+				t.Errorf("%s: example %q says statusapply, not kubectl statusapply", c.Name(), strings.TrimSpace(line))
+			}
+			if strings.Contains(line, "kubectl statusapply ") {
+				examples++
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	if examples == 0 {
+		t.Fatal("no example says kubectl statusapply")
+	}
+	var out bytes.Buffer
+	root.SetOut(&out)
+	if err := execute(t, root, "migrate", "--help"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "\n  kubectl statusapply migrate widgets -n shop --from legacy-controller=readiness\n") {
+		t.Errorf("plugin help:\n%s", out.String())
+	}
+
+	// The bare binary keeps its own name.
+	stdout, _, err := runRoot(t, "migrate", "--help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout, "\n  statusapply migrate widgets -n shop --from legacy-controller=readiness\n") {
+		t.Errorf("statusapply help:\n%s", stdout)
+	}
+}
+
+func TestVerbosityFlag(t *testing.T) {
+	root := NewRootCommand()
+	v := root.PersistentFlags().ShorthandLookup("v")
+	if v == nil || v.Name != "v" || v.DefValue != "0" {
+		t.Fatalf("-v is not kubectl's --v verbosity: %+v", v)
+	}
+	for _, cmd := range []string{"owners", "migrate", "audit", "lint"} {
+		c, _, _ := root.Find([]string{cmd})
+		if f := c.Flags().ShorthandLookup("v"); f != nil && f != v {
+			t.Errorf("%s has its own -v: %s", cmd, f.Name)
+		}
+	}
+	for _, args := range [][]string{{"migrate", "widgets", "--from", "a=b", "-v"}, {"migrate", "widgets", "-v", "--from", "a=b"}} {
+		_, _, err := runRoot(t, args...)
+		if ExitCode(err) != exitUsage || !strings.Contains(fmt.Sprint(err), "-o wide") {
+			t.Errorf("%v: %v, want a usage error pointing at -o wide", args, err)
 		}
 	}
 }

@@ -171,7 +171,7 @@ var _ = Describe("audit", func() {
 		args := strings.Fields(strings.TrimPrefix(out.MigrateCommand, "statusapply "))
 		r = run(ctx, args...)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(ContainSubstring("dry run: 7 objects, 7 would change, 0 unchanged, 0 failed"))
+		Expect(r.stderr).To(ContainSubstring("dry run: 7 objects, 7 would change, 0 unchanged, 0 failed"))
 
 		By("then for real; the audit again finds nothing left to migrate")
 		r = run(ctx, append(args, "--apply")...)

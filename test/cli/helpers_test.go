@@ -34,6 +34,12 @@ type result struct {
 // to the suite's API server through the kubeconfig file.
 func run(ctx context.Context, args ...string) result {
 	GinkgoHelper()
+	return runThrough(ctx, kubeconfig, args...)
+}
+
+// runThrough is run with another kubeconfig file.
+func runThrough(ctx context.Context, kubeconfig string, args ...string) result {
+	GinkgoHelper()
 	root := cli.NewRootCommand()
 	var stdout, stderr bytes.Buffer
 	root.SetOut(&stdout)

@@ -55,8 +55,13 @@ var _ = Describe("migrate", func() {
 		Expect(lineWith(afterSection, " networking ", "Apply", "status", " B ")).NotTo(BeEmpty())
 		Expect(lineWith(afterSection, " summary ", "Apply", "status", ".status.phase")).NotTo(BeEmpty())
 		Expect(lineWith(afterSection, " legacy ")).To(BeEmpty(), "the legacy writer is gone after")
-		Expect(r.stdout).To(ContainSubstring("dry run: 1 object, 1 would change, 0 unchanged, 0 failed; nothing was written"))
-		Expect(r.stderr).To(BeEmpty(), "no progress lines for a named object")
+		Expect(r.stderr).To(ContainSubstring("dry run: 1 object, 1 would change, 0 unchanged, 0 failed; nothing was written"),
+			"the summary goes to stderr")
+		Expect(r.stdout).NotTo(ContainSubstring("dry run:"))
+		Expect(r.stderr).NotTo(ContainSubstring("[1/1]"), "no progress for a named object")
+		Expect(r.stderr).To(ContainSubstring("warning: --condition B=networking: networking does not apply on the object; "+
+			"--condition A=readiness: readiness does not apply on the object; --from legacy=summary: summary does not apply on the object"),
+			"the new destinations are named")
 
 		after := getWidget(ctx, key)
 		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "a dry run writes nothing")
@@ -96,7 +101,7 @@ var _ = Describe("migrate", func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/w1: unchanged\n"))
 		Expect(r.stdout).To(ContainSubstring("  ownership:\n"))
-		Expect(r.stdout).To(ContainSubstring("1 object: 0 migrated, 1 unchanged, 0 failed"))
+		Expect(r.stderr).To(ContainSubstring("1 object: 0 migrated, 1 unchanged, 0 failed"))
 		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(migrated.ResourceVersion))
 
 		By("the new apply managers change and remove their conditions without conflict or force")
@@ -113,7 +118,7 @@ var _ = Describe("migrate", func() {
 		Expect(getWidget(ctx, key).Status.Phase).To(Equal("Degraded"))
 	})
 
-	It("migrates a list, seeding untracked objects, with a summary, progress only when asked, and -v or -o wide per object", func(ctx context.Context) {
+	It("migrates a list, seeding untracked objects, with a summary, progress only when asked, and -o wide per object", func(ctx context.Context) {
 		legacyObject(ctx, "tracked")
 		untracked := createWidget(ctx, ns, "untracked")
 		clearManagedFields(ctx, untracked)
@@ -121,29 +126,30 @@ var _ = Describe("migrate", func() {
 		Expect(getWidget(ctx, untracked).ManagedFields).To(BeEmpty())
 		plan := []string{"--condition", "A=readiness", "--condition", "B=networking", "--release-shared"}
 
-		By("a dry run of a list prints a summary; stderr, not a terminal here, gets no progress")
-		r := run(ctx, append([]string{"migrate", "widgets", "-n", ns}, plan...)...)
+		By("a dry run of a list prints a summary on stderr; stderr, not a terminal here, gets no progress")
+		r := run(ctx, append([]string{"migrate", "widgets", "-n", ns, "--new-destination", "readiness", "--new-destination", "networking"}, plan...)...)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(Equal("dry run: 2 objects, 2 would change, 0 unchanged, 0 failed; nothing was written (add --apply to write)\n"))
-		Expect(r.stderr).To(BeEmpty())
+		Expect(r.stdout).To(BeEmpty())
+		Expect(r.stderr).To(Equal("dry run: 2 objects, 2 would change, 0 unchanged, 0 failed; nothing was written (add --apply to write)\n"))
 
-		By("-v prints every object's ownership before and after")
-		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "-v"}, plan...)...)
-		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/tracked: would migrate\n  before:\n"))
-		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/untracked: would migrate\n  (it had no managedFields"))
-
-		By("-o wide prints one line per object")
+		By("-o wide prints one line per object, then every object's ownership before and after")
 		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "-o", "wide"}, plan...)...)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stdout).To(MatchRegexp(`^NAME\s+OUTCOME\s+ATTEMPTS\s+SEEDED\s+BEFORE\s+AFTER\s+ERROR\n`))
 		Expect(lineWith(r.stdout, "tracked ", "would migrate", " false ", "legacy=A,B,.status.phase", "readiness=A", "networking=B")).NotTo(BeEmpty())
 		Expect(lineWith(r.stdout, "untracked ", "would migrate", " true ", "before-first-apply=A,B,.status.phase")).NotTo(BeEmpty())
+		Expect(r.stdout).To(ContainSubstring("\n\nWidget " + ns + "/tracked: would migrate\n  before:\n"))
+		Expect(r.stdout).To(ContainSubstring("Widget " + ns + "/untracked: would migrate\n  (it had no managedFields"))
+
+		By("-v is the log verbosity, as in kubectl, not a detail level")
+		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "-v"}, plan...)...)
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError(ContainSubstring("-o wide")))
 
 		By("--apply with --progress and two workers")
 		r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "--apply", "-o", "json", "--progress", "--concurrency", "2"}, plan...)...)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stderr).To(Equal("[1/2] Widget " + ns + "/tracked: migrated\n[2/2] Widget " + ns + "/untracked: migrated\n"))
+		Expect(progressLines(r.stderr)).To(Equal([]string{"[1/2] Widget " + ns + "/tracked: migrated", "[2/2] Widget " + ns + "/untracked: migrated"}))
 		var out migrateJSON
 		decode(r, &out)
 		Expect(out.Summary.Changed).To(Equal(2))
@@ -174,8 +180,10 @@ var _ = Describe("migrate", func() {
 			progress = append(progress, fmt.Sprintf("[%d/12] Widget %s/%s: migrated", i+1, ns, name))
 			printed = append(printed, "widget.demo.statusapply.io/"+name)
 		}
-		Expect(strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")).To(Equal(progress))
-		Expect(strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")).To(Equal(printed), "-o name lists the objects that changed")
+		Expect(progressLines(r.stderr)).To(Equal(progress))
+		Expect(strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")).To(Equal(printed),
+			"-o name lists the objects that changed, and nothing else: no summary, no warning")
+		Expect(r.stderr).To(ContainSubstring("12 objects: 12 migrated, 0 unchanged, 0 failed"), "the summary is on stderr")
 		for _, name := range names {
 			Expect(inspect(ctx, client.ObjectKey{Namespace: ns, Name: name}).ConditionTypes()).
 				To(Equal(map[string][]string{"summary": {"A", "B"}}))
@@ -236,7 +244,7 @@ var _ = Describe("migrate", func() {
 
 	It("exits 1 from a dry run that would change something only when asked with --exit-code", func(ctx context.Context) {
 		legacyObject(ctx, "w1")
-		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary"}
+		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary"}
 
 		r := run(ctx, args...)
 		Expect(r.err).NotTo(HaveOccurred())
@@ -244,7 +252,7 @@ var _ = Describe("migrate", func() {
 
 		r = run(ctx, append(args, "--exit-code")...)
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
-		Expect(r.stdout).To(ContainSubstring("1 would change"), "the dry run still prints what would change")
+		Expect(r.stderr).To(ContainSubstring("1 would change"), "the dry run still prints what would change")
 
 		r = run(ctx, append(args, "--apply", "--exit-code")...)
 		Expect(r.err).NotTo(HaveOccurred(), "--exit-code does not apply to a real run")
@@ -253,3 +261,14 @@ var _ = Describe("migrate", func() {
 		Expect(r.err).NotTo(HaveOccurred(), "nothing left to change: a migrated fleet passes the check")
 	})
 })
+
+// progressLines returns the lines of out that report progress.
+func progressLines(out string) []string {
+	var lines []string
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "[") {
+			lines = append(lines, strings.TrimSuffix(line, "\n"))
+		}
+	}
+	return lines
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -50,6 +51,35 @@ func (t *terminal) run(ctx context.Context, name, command string) string {
 	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(MatchRegexp(`\[exit \d+\]`))
 	GinkgoWriter.Printf("tmux %s:\n%s\n", name, screen)
 	return screen
+}
+
+// runRaw runs command as run does and also returns every byte the command
+// wrote to the terminal, escape sequences and carriage returns included
+// (tmux pipe-pane), which the screen no longer shows once a line is redrawn.
+func (t *terminal) runRaw(ctx context.Context, name, command string) (screen, raw string) {
+	GinkgoHelper()
+	dir := GinkgoT().TempDir()
+	ready, log := filepath.Join(dir, "ready"), filepath.Join(dir, "raw")
+	wait := fmt.Sprintf("while [ ! -e %s ]; do sleep 0.05; done; ", ready)
+	out, err := exec.CommandContext(ctx, "tmux", "-L", t.socket, "new-session", "-d", "-s", name, "-x", "200", "-y", "50",
+		wait+command+`; echo "[exit $?]"; sleep 600`).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "tmux new-session: %s", out)
+	out, err = exec.CommandContext(ctx, "tmux", "-L", t.socket, "pipe-pane", "-o", "-t", name, "cat >> "+log).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "tmux pipe-pane: %s", out)
+	Expect(os.WriteFile(ready, nil, 0o600)).To(Succeed())
+	Eventually(func() string {
+		out, err := exec.CommandContext(ctx, "tmux", "-L", t.socket, "capture-pane", "-p", "-J", "-S", "-", "-t", name).Output()
+		Expect(err).NotTo(HaveOccurred())
+		screen = string(out)
+		return screen
+	}).WithTimeout(time.Minute).WithPolling(100 * time.Millisecond).Should(MatchRegexp(`\[exit \d+\]`))
+	Eventually(func() string {
+		data, _ := os.ReadFile(log)
+		raw = string(data)
+		return raw
+	}).WithTimeout(10 * time.Second).Should(ContainSubstring("[exit "))
+	GinkgoWriter.Printf("tmux %s:\n%s\nraw: %q\n", name, screen, raw)
+	return screen, raw
 }
 
 // tableLines returns the lines of screen from the one starting with header
@@ -122,13 +152,22 @@ var _ = Describe("in a terminal", func() {
 		Expect(lines[0]).To(MatchRegexp(`^NAMESPACE {3,}NAME {3,}MANAGER {3,}OPERATION {3,}SUBRESOURCE {3,}OWNS {3,}API VERSION {3,}UPDATED {3,}NOTES$`))
 		expectAligned(lines)
 
-		screen = term.run(ctx, "migrate", fmt.Sprintf("%s migrate widgets -n %s --from legacy=summary -o wide %s", bin, ns, flags))
+		screen, raw := term.runRaw(ctx, "migrate", fmt.Sprintf("%s migrate widgets -n %s --from legacy=summary -o wide %s", bin, ns, flags))
 		Expect(screen).To(ContainSubstring("[exit 0]"))
-		Expect(screen).To(ContainSubstring(fmt.Sprintf("[1/2] Widget %s/a-widget-with-a-longer-name: would migrate", ns)),
-			"progress on stderr, a terminal")
 		lines = tableLines(screen, "NAME")
 		Expect(lines).To(HaveLen(3))
 		expectAligned(lines)
-		Expect(screen).To(ContainSubstring("dry run: 2 objects, 2 would change"))
+		Expect(screen).To(MatchRegexp(`(?m)^dry run: 2 objects, 2 would change`), "the summary starts its own line")
+
+		By("progress on a terminal redraws one line: carriage return and erase, no new line per object, erased at the end")
+		first := fmt.Sprintf("\r\x1b[2K[1/2] Widget %s/a-widget-with-a-longer-name: would migrate", ns)
+		second := fmt.Sprintf("\r\x1b[2K[2/2] Widget %s/w1: would migrate", ns)
+		Expect(raw).To(ContainSubstring(first + second + "\r\x1b[2K"))
+		Expect(screen).NotTo(ContainSubstring("[1/2]"), "the progress line was redrawn and erased:\n%s", screen)
+		Expect(screen).NotTo(ContainSubstring("[2/2]"))
+
+		By("not on a terminal, --progress prints a line per object")
+		screen = term.run(ctx, "migrate-piped", fmt.Sprintf("%s migrate widgets -n %s --from legacy=summary --progress %s 2>&1 | cat", bin, ns, flags))
+		Expect(screen).To(ContainSubstring(fmt.Sprintf("[1/2] Widget %s/a-widget-with-a-longer-name: would migrate\n[2/2] Widget %s/w1: would migrate\n", ns, ns)))
 	})
 })
