@@ -52,6 +52,17 @@ type AuditOptions struct {
 	// SchemaUnavailable says why CRD is nil, such as "the kind is not a
 	// custom resource" or the error reading the CRD; the report carries it.
 	SchemaUnavailable string
+	// Writers declares the new status writers: each apply manager's name,
+	// and the condition types it writes from now on (or status fields, as
+	// paths such as .status.phase). The verdict counts a declared writer as
+	// an apply manager of what it writes, beside the Apply entries it finds
+	// on the objects, so that a condition only a legacy writer holds can be
+	// handed to its new writer by name. That is the only way to attribute
+	// it while the new writer's applies restate the legacy values: such an
+	// apply sends nothing, so the writer never appears in managedFields,
+	// and one that changes a value conflicts with the legacy owner. A type
+	// two writers claim (declared or applying) stays unresolved.
+	Writers map[string][]string
 }
 
 // AuditReport summarises who writes what in the status of every object of a
@@ -212,8 +223,11 @@ type AuditVerdict struct {
 	// where they are, each with what to decide.
 	Unresolved []string `json:"unresolved"`
 	// Notes are what else the migration must take into account: active
-	// legacy writers, untracked objects, the schema.
+	// legacy writers, untracked objects, the schema, declared writers of
+	// condition types or fields no object has.
 	Notes []string `json:"notes"`
+	// Writers are AuditOptions.Writers, sorted, when any were declared.
+	Writers map[string][]string `json:"writers,omitempty"`
 }
 
 // Plan returns the verdict's migration plan; it is invalid (Validate) when
@@ -244,6 +258,9 @@ func (r *AuditReport) HasFindings() bool {
 func Audit(objs iter.Seq2[metav1.Object, error], opts AuditOptions) (*AuditReport, error) {
 	if opts.Window < 0 {
 		return nil, fmt.Errorf("auditing: window %s: must not be negative", opts.Window)
+	}
+	if err := ValidateWriters(opts.Writers); err != nil {
+		return nil, fmt.Errorf("auditing: %w", err)
 	}
 	a := newAuditor(opts)
 	for obj, err := range objs {
@@ -365,6 +382,13 @@ type auditor struct {
 	// legacyShared says some legacy writer shares a field with another
 	// manager.
 	legacyShared bool
+	// seenConditions and seenFields are every condition type and other
+	// status field any entry (or untracked status) has, to check the
+	// declared writers against.
+	seenConditions, seenFields sets.Set[string]
+	// declaredConditions and declaredFields map a condition type or field
+	// path to the writers AuditOptions.Writers declares for it.
+	declaredConditions, declaredFields map[string]sets.Set[string]
 }
 
 func newAuditor(opts AuditOptions) *auditor {
@@ -384,6 +408,20 @@ func newAuditor(opts AuditOptions) *auditor {
 		applyFields:      map[string]sets.Set[string]{},
 		legacyConditions: map[string]sets.Set[string]{},
 		legacyFields:     map[string]sets.Set[string]{},
+
+		seenConditions:     sets.New[string](),
+		seenFields:         sets.New[string](),
+		declaredConditions: map[string]sets.Set[string]{},
+		declaredFields:     map[string]sets.Set[string]{},
+	}
+	for manager, writes := range opts.Writers {
+		for _, w := range writes {
+			if strings.HasPrefix(w, ".") {
+				addTo(a.declaredFields, w, manager)
+			} else {
+				addTo(a.declaredConditions, w, manager)
+			}
+		}
 	}
 	if a.now.IsZero() {
 		a.now = time.Now()
@@ -425,9 +463,11 @@ func (a *auditor) add(obj metav1.Object) {
 		a.legacyNames.Insert(BeforeFirstApplyManager)
 		for _, t := range statusConditionTypes(obj) {
 			addTo(a.legacyConditions, t, BeforeFirstApplyManager)
+			a.seenConditions.Insert(t)
 		}
 		for _, p := range statusLeaves(obj) {
 			addTo(a.legacyFields, BeforeFirstApplyManager, p)
+			a.seenFields.Insert(p)
 		}
 		return
 	}
@@ -468,6 +508,8 @@ func (a *auditor) add(obj metav1.Object) {
 		for _, f := range fields {
 			t.fields[f]++
 		}
+		a.seenConditions.Insert(types...)
+		a.seenFields.Insert(fields...)
 		if o.OwnsWholeConditionsList(e) {
 			t.wholeList++
 		}
@@ -629,10 +671,44 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 			": every second writer conflicts on the whole list; make it a map-list keyed by type (statusapply lint) "+
 			"before migrating per condition type")
 	}
+	if len(a.opts.Writers) > 0 {
+		v.Writers = map[string][]string{}
+		for manager, writes := range a.opts.Writers {
+			v.Writers[manager] = slices.Compact(slices.Sorted(slices.Values(writes)))
+		}
+		for _, t := range slices.Sorted(maps.Keys(a.declaredConditions)) {
+			if !a.seenConditions.Has(t) {
+				v.Notes = append(v.Notes, fmt.Sprintf("--writer %s=%s: no object has condition %s",
+					strings.Join(sets.List(a.declaredConditions[t]), ","), t, t))
+			}
+		}
+		for _, f := range slices.Sorted(maps.Keys(a.declaredFields)) {
+			if !a.seenFields.Has(f) {
+				v.Notes = append(v.Notes, fmt.Sprintf("--writer %s=%s: no object has status field %s",
+					strings.Join(sets.List(a.declaredFields[f]), ","), f, f))
+			}
+		}
+	}
 	if a.legacyNames.Len() == 0 {
 		return v
 	}
 	v.MigrationNeeded = true
+
+	// The writers of each condition type and field: the apply managers
+	// owning it on some object, and the writers declared for it.
+	applyConditions := withDeclared(a.applyConditions, a.declaredConditions)
+	applyFields := withDeclared(a.applyFields, a.declaredFields)
+	// describe names writers, marking those only declared for key.
+	describe := func(names []string, observed map[string]sets.Set[string], key string) string {
+		out := make([]string, 0, len(names))
+		for _, n := range names {
+			if !observed[key].Has(n) {
+				n += " (declared)"
+			}
+			out = append(out, n)
+		}
+		return strings.Join(out, ", ")
+	}
 
 	// A destination must not be a legacy writer anywhere (CheckPlan), except
 	// a legacy writer upgraded to its own name (self): then it must apply
@@ -646,18 +722,20 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	}
 	conditions := map[string]string{}
 	for _, t := range slices.Sorted(maps.Keys(a.legacyConditions)) {
-		holders, appliers := a.legacyConditions[t], a.applyConditions[t]
+		holders, appliers := a.legacyConditions[t], applyConditions[t]
 		switch to := sets.List(destinations(appliers, "")); {
 		case len(to) == 1:
 			conditions[t] = to[0]
 		case len(to) > 1:
 			v.Unresolved = append(v.Unresolved, fmt.Sprintf(
-				"condition %s: applied by %s; give it to the one that writes it from now on with --condition %s=MANAGER",
-				t, strings.Join(to, ", "), t))
+				"condition %s: written by %s; give it to the one that writes it from now on with --condition %s=MANAGER",
+				t, describe(to, a.applyConditions, t), t))
 		case !holders.HasAny(sets.List(appliers)...):
 			v.Unresolved = append(v.Unresolved, fmt.Sprintf(
-				"condition %s: held by %s, applied by no manager yet; once its writer applies it, add --condition %s=MANAGER",
-				t, strings.Join(sets.List(holders), ", "), t))
+				"condition %s: held by %s, applied by no manager: name its new writer with --writer MANAGER=%s "+
+					"(or migrate --condition %s=MANAGER); applying alone never takes it over, since an apply "+
+					"restating the value sends nothing and one changing it conflicts",
+				t, strings.Join(sets.List(holders), ", "), t, t))
 		}
 		// Otherwise a holder applies it under its own name: its --from
 		// below keeps it.
@@ -680,12 +758,12 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 		for _, t := range slices.Sorted(maps.Keys(a.legacyConditions)) {
 			if _, moved := conditions[t]; !moved && a.legacyConditions[t].Has(l) {
 				rest = append(rest, "condition "+t)
-				narrow(a.applyConditions[t])
+				narrow(applyConditions[t])
 			}
 		}
 		for _, f := range sets.List(a.legacyFields[l]) {
 			rest = append(rest, f)
-			narrow(a.applyFields[f])
+			narrow(applyFields[f])
 		}
 		if len(rest) == 0 {
 			continue
@@ -695,8 +773,9 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 			continue
 		}
 		v.Unresolved = append(v.Unresolved, fmt.Sprintf(
-			"%s keeps %s: no one apply manager owns all of it; give --from %s=MANAGER for the manager that writes it "+
-				"from now on, or leave it with %s", l, strings.Join(rest, ", "), l, l))
+			"%s keeps %s: no one apply manager owns all of it or is declared to write it (--writer); give --from "+
+				"%s=MANAGER for the manager that writes it from now on, or leave it with %s",
+			l, strings.Join(rest, ", "), l, l))
 	}
 	if len(conditions) > 0 {
 		v.Conditions = conditions
@@ -709,6 +788,49 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 		v.Flags = p.MigrateFlags()
 	}
 	return v
+}
+
+// withDeclared returns observed with the declared writers of each key
+// added, leaving both maps as they are.
+func withDeclared(observed, declared map[string]sets.Set[string]) map[string]sets.Set[string] {
+	out := make(map[string]sets.Set[string], len(observed)+len(declared))
+	for k, names := range observed {
+		out[k] = names.Clone()
+	}
+	for k, names := range declared {
+		if out[k] == nil {
+			out[k] = sets.New[string]()
+		}
+		out[k].Insert(sets.List(names)...)
+	}
+	return out
+}
+
+// ValidateWriters checks AuditOptions.Writers, as Audit does: named
+// managers that can be apply managers, each writing named condition types
+// or status fields (paths under .status).
+func ValidateWriters(writers map[string][]string) error {
+	var errs []error
+	for _, manager := range slices.Sorted(maps.Keys(writers)) {
+		writes := writers[manager]
+		switch {
+		case manager == "":
+			errs = append(errs, errors.New("writer with an empty manager name"))
+		case manager == BeforeFirstApplyManager:
+			errs = append(errs, fmt.Errorf("writer %s: it is never an apply manager", manager))
+		case len(writes) == 0:
+			errs = append(errs, fmt.Errorf("writer %s: no condition type or status field", manager))
+		}
+		for _, w := range writes {
+			switch {
+			case w == "":
+				errs = append(errs, fmt.Errorf("writer %s: empty condition type", manager))
+			case strings.HasPrefix(w, ".") && !strings.HasPrefix(w, ".status."):
+				errs = append(errs, fmt.Errorf("writer %s: %s: a field must lie under .status", manager, w))
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // ShortDuration renders d as time.Duration does, without zero minutes and

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -397,5 +399,113 @@ func BenchmarkAudit(b *testing.B) {
 		if _, err := Audit(seq(nil, objs...), AuditOptions{Now: auditNow}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestAuditDeclaredWriters(t *testing.T) {
+	// The legacy writer alone holds A, B and the phase: the new writers'
+	// applies restated its values, and left no entry.
+	legacyOnly := []metav1.Object{
+		named("w1", entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)),
+		named("w2", entry("legacy", update, "status", legacyAB)),
+	}
+	tests := []struct {
+		name       string
+		objs       []metav1.Object
+		writers    map[string][]string
+		flags      []string
+		unresolved []string
+		notes      []string
+	}{{
+		name:       "without declarations nothing can be attributed (the control)",
+		objs:       legacyOnly,
+		flags:      []string{},
+		unresolved: []string{"condition A: held by legacy, applied by no manager: name its new writer with --writer MANAGER=A", "condition B:", "legacy keeps"},
+	}, {
+		name:    "declared writers take what they write",
+		objs:    legacyOnly,
+		writers: map[string][]string{"wa": {"A"}, "wb": {"B", ".status.phase"}},
+		flags:   []string{"--condition", "A=wa", "--condition", "B=wb", "--from", "legacy=wb"},
+	}, {
+		name:       "a declared writer without the phase leaves it with the legacy writer",
+		objs:       legacyOnly,
+		writers:    map[string][]string{"wa": {"A"}, "wb": {"B"}},
+		flags:      []string{"--condition", "A=wa", "--condition", "B=wb"},
+		unresolved: []string{"legacy keeps .status.phase: no one apply manager owns all of it or is declared to write it (--writer)"},
+	}, {
+		name: "a declaration agreeing with an apply manager changes nothing",
+		objs: append([]metav1.Object{named("w3", entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA))},
+			legacyOnly...),
+		writers: map[string][]string{"wa": {"A"}, "wb": {"B", ".status.phase"}},
+		flags:   []string{"--condition", "A=wa", "--condition", "B=wb", "--from", "legacy=wb", "--release-shared"},
+	}, {
+		name: "a declaration disagreeing with an apply manager is not guessed",
+		objs: append([]metav1.Object{named("w3", entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA))},
+			legacyOnly...),
+		writers:    map[string][]string{"wx": {"A"}, "wb": {"B", ".status.phase"}},
+		flags:      []string{"--condition", "B=wb", "--release-shared"},
+		unresolved: []string{"condition A: written by wa, wx (declared); give it to the one", "legacy keeps condition A, .status.phase"},
+	}, {
+		name:    "a legacy writer declared under its own name is upgraded to itself",
+		objs:    legacyOnly,
+		writers: map[string][]string{"legacy": {"A", "B", ".status.phase"}},
+		flags:   []string{"--from", "legacy=legacy"},
+	}, {
+		name:       "a declared type no object has is noted",
+		objs:       legacyOnly,
+		writers:    map[string][]string{"wa": {"A", "Redy"}, "wb": {"B", ".status.phaze"}},
+		flags:      []string{"--condition", "A=wa", "--condition", "B=wb"},
+		unresolved: []string{"legacy keeps .status.phase"},
+		notes:      []string{"--writer wa=Redy: no object has condition Redy", "--writer wb=.status.phaze: no object has status field .status.phaze"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mustAudit(t, AuditOptions{Writers: tt.writers}, tt.objs...)
+			v := r.Verdict
+			if diff := cmp.Diff(tt.flags, v.Flags); diff != "" {
+				t.Errorf("flags (-want +got):\n%s", diff)
+			}
+			if len(v.Unresolved) != len(tt.unresolved) {
+				t.Fatalf("unresolved = %q, want %d", v.Unresolved, len(tt.unresolved))
+			}
+			for i, want := range tt.unresolved {
+				if !strings.HasPrefix(v.Unresolved[i], want) {
+					t.Errorf("unresolved[%d] = %q, want it to start with %q", i, v.Unresolved[i], want)
+				}
+			}
+			for _, want := range tt.notes {
+				if !slices.Contains(v.Notes, want) {
+					t.Errorf("notes %q lack %q", v.Notes, want)
+				}
+			}
+			if len(tt.writers) > 0 && len(v.Writers) != len(tt.writers) {
+				t.Errorf("the verdict's writers %v, declared %v", v.Writers, tt.writers)
+			}
+			if len(v.Flags) > 0 {
+				if err := CheckPlan(v.Plan(), tt.objs); err != nil {
+					t.Errorf("CheckPlan(verdict): %v", err)
+				}
+			}
+			if !r.HasFindings() {
+				t.Error("legacy ownership left: HasFindings() = false")
+			}
+		})
+	}
+}
+
+func TestAuditRefusesBadWriters(t *testing.T) {
+	for _, writers := range []map[string][]string{
+		{"": {"A"}},
+		{BeforeFirstApplyManager: {"A"}},
+		{"wa": {}},
+		{"wa": {""}},
+		{"wa": {".spec.replicas"}},
+	} {
+		if _, err := Audit(seq(nil), AuditOptions{Writers: writers}); err == nil {
+			t.Errorf("Writers %q accepted", writers)
+		}
+	}
+	if _, err := Audit(seq(nil), AuditOptions{Writers: map[string][]string{"wa": {"A", ".status.phase"}}}); err != nil {
+		t.Errorf("valid writers refused: %v", err)
 	}
 }

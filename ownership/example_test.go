@@ -167,13 +167,26 @@ func ExampleAudit() {
 	for _, u := range r.Verdict.Unresolved {
 		fmt.Println(u)
 	}
+
+	// The new writers restate the legacy values, so their applies send
+	// nothing and never show in managedFields: name them.
+	r, err = ownership.Audit(objs, ownership.AuditOptions{
+		Now:               time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC),
+		SchemaUnavailable: "not looked up in this example",
+		Writers:           map[string][]string{"readiness": {"Ready"}, "sync": {"Synced", ".status.phase"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(r.Verdict.Flags, len(r.Verdict.Unresolved))
 	// Output:
 	// legacy Update 1 [{Ready 1} {Synced 1}]
 	// networking Apply 1 [{Reachable 1}]
 	// []
-	// condition Ready: held by legacy, applied by no manager yet; once its writer applies it, add --condition Ready=MANAGER
-	// condition Synced: held by legacy, applied by no manager yet; once its writer applies it, add --condition Synced=MANAGER
-	// legacy keeps condition Ready, condition Synced, .status.phase: no one apply manager owns all of it; give --from legacy=MANAGER for the manager that writes it from now on, or leave it with legacy
+	// condition Ready: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Ready (or migrate --condition Ready=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
+	// condition Synced: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Synced (or migrate --condition Synced=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
+	// legacy keeps condition Ready, condition Synced, .status.phase: no one apply manager owns all of it or is declared to write it (--writer); give --from legacy=MANAGER for the manager that writes it from now on, or leave it with legacy
+	// [--condition Ready=readiness --condition Synced=sync --from legacy=sync] 0
 }
 
 // ExampleListObjects audits every Widget in a namespace, 200 at a time,

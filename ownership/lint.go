@@ -69,14 +69,37 @@ func HasErrors(findings []Finding) bool {
 // (no list type, or atomic) and atomic maps or structs anywhere under status
 // are warnings, because two writers setting them would conflict in the same
 // way. Fields inside an atomic list or map are not reported again.
+//
+// A finding on a version that is served but is not the storage version, in a
+// CRD whose storage version is served, is a warning whatever its kind: status
+// writers can (and should) write through the storage version, and a CRD often
+// keeps serving a deprecated version its owner will not fix, as Cluster API's
+// Machine serves v1beta1 with atomic conditions beside v1beta2. Its message
+// says which version to write through.
 func LintCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) []Finding {
+	return LintCRDsWith(LintOptions{}, crds...)
+}
+
+// LintOptions narrow LintCRDsWith.
+type LintOptions struct {
+	// Versions, when not empty, limits the check to the served versions of
+	// these names; the other versions are not checked at all.
+	Versions []string
+}
+
+// LintCRDsWith is LintCRDs with options.
+func LintCRDsWith(opts LintOptions, crds ...*apiextensionsv1.CustomResourceDefinition) []Finding {
 	var out []Finding
 	for _, crd := range crds {
 		if crd == nil {
 			continue
 		}
+		storage := servedStorageVersion(crd)
 		for _, v := range crd.Spec.Versions {
 			if !v.Served || v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+				continue
+			}
+			if len(opts.Versions) > 0 && !slices.Contains(opts.Versions, v.Name) {
 				continue
 			}
 			status, ok := v.Schema.OpenAPIV3Schema.Properties["status"]
@@ -85,10 +108,59 @@ func LintCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) []Finding {
 			}
 			l := &schemaLinter{crd: crd.Name, version: v.Name}
 			l.walk("status", &status)
+			if storage != "" && v.Name != storage {
+				for i := range l.findings {
+					l.findings[i].demote(storage)
+				}
+			}
 			out = append(out, l.findings...)
 		}
 	}
 	return out
+}
+
+// ServedVersions returns the names of the versions of crds that are served,
+// once each, in order; lint callers check the versions they were asked for
+// against it.
+func ServedVersions(crds ...*apiextensionsv1.CustomResourceDefinition) []string {
+	var out []string
+	for _, crd := range crds {
+		if crd == nil {
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Served && !slices.Contains(out, v.Name) {
+				out = append(out, v.Name)
+			}
+		}
+	}
+	return out
+}
+
+// servedStorageVersion returns the name of crd's storage version when it is
+// served, else "".
+func servedStorageVersion(crd *apiextensionsv1.CustomResourceDefinition) string {
+	for _, v := range crd.Spec.Versions {
+		if v.Storage && v.Served {
+			return v.Name
+		}
+	}
+	return ""
+}
+
+// NotOwnedAdvice is where the documentation explains what to do with
+// findings in a CRD you cannot change; lint messages of served versions
+// other than the storage version end with it.
+const NotOwnedAdvice = "docs/crds-you-do-not-own.md#linting-a-crd-you-do-not-own"
+
+// demote turns f, found on a served version that is not the storage version,
+// into a warning that says to write status through storage.
+func (f *Finding) demote(storage string) {
+	f.Severity = SeverityWarning
+	f.Message = fmt.Sprintf("%s. %s is served but is not the storage version (%s): a warning as long as every status "+
+		"writer writes through %s (the apiVersion of the objects and apply configurations it sends). If you own the "+
+		"CRD, fix %s too or stop serving it; if you do not, lint the versions you write (--version %s), see %s",
+		f.Message, f.Version, storage, storage, f.Version, storage, NotOwnedAdvice)
 }
 
 // LintFiles reads CRD manifests, each possibly holding several YAML (or JSON)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -197,4 +198,69 @@ func findingsText(fs []Finding) string {
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// twoVersions is a CRD shaped like Cluster API's Machine: a deprecated
+// v1beta1, still served, whose conditions are atomic, and the storage
+// version v1beta2, whose conditions are a map list keyed by type.
+func twoVersions(t *testing.T) *apiextensionsv1.CustomResourceDefinition {
+	t.Helper()
+	old := crdWithStatus(t, `{type: object, properties: {conditions: {type: array, items: {type: object}},
+		addresses: {type: array, items: {type: object}}}}`)
+	cur := crdWithStatus(t, `{type: object, properties: {conditions: {type: array, x-kubernetes-list-type: map,
+		x-kubernetes-list-map-keys: [type], items: {type: object, properties: {type: {type: string}}}}}}`)
+	c := old
+	c.Name = "machines.example.com"
+	c.Spec.Versions[0].Name, c.Spec.Versions[0].Storage = "v1beta1", false
+	v2 := cur.Spec.Versions[0]
+	v2.Name = "v1beta2"
+	c.Spec.Versions = append(c.Spec.Versions, v2)
+	return c
+}
+
+func TestLintServedNonStorageVersion(t *testing.T) {
+	c := twoVersions(t)
+	findings := LintCRDs(c)
+	if len(findings) != 2 || HasErrors(findings) {
+		t.Fatalf("want two warnings on v1beta1, got:\n%s", findingsText(findings))
+	}
+	for _, f := range findings {
+		if f.Version != "v1beta1" || f.Severity != SeverityWarning {
+			t.Errorf("finding %s: want a v1beta1 warning", f)
+		}
+		for _, want := range []string{"is served but is not the storage version (v1beta2)", "--version v1beta2", NotOwnedAdvice} {
+			if !strings.Contains(f.Message, want) {
+				t.Errorf("finding %s: message lacks %q", f, want)
+			}
+		}
+	}
+	if !strings.Contains(findings[1].Message, "+listType=map and +listMapKey=type") || findings[1].Path != "status.conditions" {
+		t.Errorf("the conditions finding keeps the fix for the CRD's owner: %s", findings[1])
+	}
+
+	// --version narrows: the storage version alone is clean, v1beta1 alone
+	// keeps its warnings.
+	if f := LintCRDsWith(LintOptions{Versions: []string{"v1beta2"}}, c); len(f) != 0 {
+		t.Errorf("v1beta2 only: %s", findingsText(f))
+	}
+	if f := LintCRDsWith(LintOptions{Versions: []string{"v1beta1"}}, c); len(f) != 2 || HasErrors(f) {
+		t.Errorf("v1beta1 only: %s", findingsText(f))
+	}
+	if got := ServedVersions(c, c); !slices.Equal(got, []string{"v1beta1", "v1beta2"}) {
+		t.Errorf("ServedVersions = %v", got)
+	}
+
+	// The controls: the same schema is an error when v1beta1 is the storage
+	// version, and when the storage version is not served (writers have no
+	// other version to write through).
+	stored := twoVersions(t)
+	stored.Spec.Versions[0].Storage, stored.Spec.Versions[1].Storage = true, false
+	if f := LintCRDs(stored); !HasErrors(f) || strings.Contains(findingsText(f), "storage version") {
+		t.Errorf("atomic conditions in the storage version must stay an error:\n%s", findingsText(f))
+	}
+	unserved := twoVersions(t)
+	unserved.Spec.Versions[1].Served = false
+	if f := LintCRDs(unserved); !HasErrors(f) {
+		t.Errorf("with the storage version unserved, v1beta1's atomic conditions must stay an error:\n%s", findingsText(f))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,13 @@ It reports, across the objects:
     decide. Destinations are never guessed: a field nobody applies yet is
     listed as unresolved.
 
+--writer MANAGER=TYPE[,TYPE...] (repeatable) names a new status writer and
+the condition types it writes from now on (status fields as paths, such as
+.status.phase): the verdict counts it as an apply manager of them. Declare
+the writers you switched to apply: while their applies restate the legacy
+values they send nothing, so managedFields never show them, and an apply
+that changes a legacy value conflicts; migrate must hand them the fields.
+
 -o json and -o yaml print a StatusAudit (cli.statusapply.io/v1alpha1): the
 fields of ownership.AuditReport, plus resource and migrateCommand.
 
@@ -55,6 +63,8 @@ or an atomic conditions list); 2 usage errors and every other error.`
 const auditExample = `  statusapply audit widgets -A
   statusapply audit widgets -n shop --window 1h -o yaml
   statusapply audit widgets -A -o jsonpath='{.verdict.flags}'
+  # after the switch: the new writers, by field manager and condition types
+  statusapply audit machines -A --writer machine-health=HealthCheckSucceeded,OwnerRemediated
   # in CI: fail while a legacy writer or legacy ownership is left
   statusapply audit widgets -A --exit-code`
 
@@ -81,6 +91,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 		sel      objectFlags
 		window   time.Duration
 		exitCode bool
+		writers  []string
 	)
 	out := newOutputFlags()
 	out.noNames = true
@@ -101,6 +112,10 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 			if window <= 0 {
 				return withExitCode(exitUsage, fmt.Errorf("--window %s: must be positive", window))
 			}
+			declared, err := parseWriters(writers)
+			if err != nil {
+				return withExitCode(exitUsage, err)
+			}
 			named, err := sel.check(args)
 			if err != nil {
 				return withExitCode(exitUsage, err)
@@ -119,7 +134,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 			}
 			crd, unavailable := kindCRD(cmd.Context(), cluster, mapping)
 			report, err := ownership.Audit(visitObjects(r), ownership.AuditOptions{
-				Now: now(), Window: window, CRD: crd, SchemaUnavailable: unavailable,
+				Now: now(), Window: window, CRD: crd, SchemaUnavailable: unavailable, Writers: declared,
 			})
 			if err != nil {
 				return err
@@ -152,9 +167,39 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 	out.addFlags(cmd)
 	cmd.Flags().DurationVar(&window, "window", ownership.DefaultAuditWindow,
 		"a legacy writer whose last write is this recent counts as still active")
+	cmd.Flags().StringArrayVar(&writers, "writer", nil,
+		"MANAGER=TYPE[,TYPE...]: a new status writer and the condition types (or .status. fields) it writes from now on, "+
+			"for the verdict to hand them to it (repeatable)")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false,
 		"exit 1 when the audit has findings: legacy ownership, active legacy writers, unreadable objects, an atomic conditions list")
 	return cmd
+}
+
+// parseWriters parses --writer MANAGER=TYPE[,TYPE...] flags into
+// AuditOptions.Writers; a manager named twice writes the union.
+func parseWriters(flags []string) (map[string][]string, error) {
+	if len(flags) == 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, f := range flags {
+		manager, list, ok := strings.Cut(f, "=")
+		if !ok || manager == "" || list == "" {
+			return nil, fmt.Errorf("--writer %q: want MANAGER=TYPE[,TYPE...]", f)
+		}
+		for w := range strings.SplitSeq(list, ",") {
+			if w == "" {
+				return nil, fmt.Errorf("--writer %q: an empty condition type", f)
+			}
+			if !slices.Contains(out[manager], w) {
+				out[manager] = append(out[manager], w)
+			}
+		}
+	}
+	if err := ownership.ValidateWriters(out); err != nil {
+		return nil, fmt.Errorf("--writer: %w", err)
+	}
+	return out, nil
 }
 
 // visitObjects yields the objects of a resource builder result one at a
@@ -344,6 +389,9 @@ func writeAuditOutput(w io.Writer, out *outputFlags, doc auditOutput, now time.T
 	}
 
 	v := r.Verdict
+	for _, m := range slices.Sorted(maps.Keys(v.Writers)) {
+		fmt.Fprintf(w, "declared writer: %s writes %s\n", m, strings.Join(v.Writers[m], ", "))
+	}
 	switch {
 	case !v.MigrationNeeded:
 		fmt.Fprintln(w, "migrate: nothing to migrate: no legacy writer, no before-first-apply, no untracked object")

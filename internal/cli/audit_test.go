@@ -267,3 +267,90 @@ func TestShellQuote(t *testing.T) {
 		}
 	}
 }
+
+func TestParseWriters(t *testing.T) {
+	got, err := parseWriters([]string{"wa=A,B", "wb=.status.phase", "wa=B,C"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"wa": {"A", "B", "C"}, "wb": {".status.phase"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("writers (-want +got):\n%s", diff)
+	}
+	if got, err := parseWriters(nil); err != nil || got != nil {
+		t.Fatalf("no flags: %v, %v", got, err)
+	}
+	for _, bad := range []string{"wa", "=A", "wa=", "wa=A,,B", "before-first-apply=A", "wa=.spec.replicas"} {
+		if _, err := parseWriters([]string{bad}); err == nil {
+			t.Errorf("--writer %q accepted", bad)
+		}
+	}
+}
+
+// TestAuditDeclaredWritersVerdict audits a fleet the legacy writer alone
+// holds, as after a switch whose applies restated its values, with the new
+// writers declared: the verdict's flags are migrate's, and the table says
+// whom it counted.
+func TestAuditDeclaredWritersVerdict(t *testing.T) {
+	update := metav1.ManagedFieldsOperationUpdate
+	fleet := []metav1.Object{
+		auditWidget("w1", []time.Duration{time.Hour}, entry("legacy", update, "status", legacyFields)),
+		auditWidget("w2", []time.Duration{time.Hour}, entry("legacy", update, "status", legacyFields)),
+	}
+	audit := func(writers []string) auditOutput {
+		t.Helper()
+		declared, err := parseWriters(writers)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := ownership.Audit(objectSeq(fleet), ownership.AuditOptions{Now: auditClock, SchemaUnavailable: "not read", Writers: declared})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := auditOutput{typeMeta: documentType("StatusAudit"), Resource: "widgets.demo.statusapply.io", Namespace: "shop", AuditReport: *r}
+		doc.MigrateCommand = migrateCommand("statusapply", "widgets", doc, false)
+		return doc
+	}
+
+	// The control: nothing applies A or B, so nothing can be inferred.
+	doc := audit(nil)
+	if len(doc.Verdict.Flags) != 0 || len(doc.Verdict.Unresolved) != 3 || doc.MigrateCommand != "" {
+		t.Fatalf("without --writer: flags %q, unresolved %q", doc.Verdict.Flags, doc.Verdict.Unresolved)
+	}
+
+	doc = audit([]string{"readiness=A", "networking=B,.status.phase"})
+	want := []string{"--condition", "A=readiness", "--condition", "B=networking", "--from", "legacy=networking"}
+	if diff := cmp.Diff(want, doc.Verdict.Flags); diff != "" {
+		t.Fatalf("verdict flags (-want +got):\n%s", diff)
+	}
+	if len(doc.Verdict.Unresolved) != 0 {
+		t.Fatalf("unresolved: %q", doc.Verdict.Unresolved)
+	}
+	plan, err := migratePlan(t, doc.Verdict.Flags)
+	if err != nil {
+		t.Fatalf("migrate refuses the verdict's flags: %v", err)
+	}
+	if err := ownership.CheckPlan(plan, fleet); err != nil {
+		t.Fatalf("migrate's check refuses the verdict on the same objects: %v", err)
+	}
+
+	var b bytes.Buffer
+	if err := writeAuditOutput(&b, boundOutputFlags(t), doc, auditClock); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"declared writer: networking writes .status.phase, B\ndeclared writer: readiness writes A\n" +
+			"migrate: statusapply migrate widgets -n shop " + strings.Join(want, " ") + "\n",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("table lacks %q:\n%s", line, b.String())
+		}
+	}
+	b.Reset()
+	if err := writeAuditOutput(&b, boundOutputFlags(t, "-o", "json"), doc, auditClock); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"writers": {`) {
+		t.Errorf("the document lacks the declared writers:\n%s", b.String())
+	}
+}

@@ -2,9 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -26,13 +29,20 @@ status.conditions that is not a map-list keyed by type
 error: the whole list then has one owner, and every second writer's apply
 conflicts. Other atomic lists and maps under status are warnings.
 
+A served version that is not the storage version (a deprecated version a CRD
+keeps serving, such as Cluster API Machine's v1beta1) only has warnings, when
+the storage version is served: status writers write through the storage
+version. --version VERSION (repeatable) checks only the named versions, for a
+CRD you do not own and cannot fix.
+
 FILE arguments are manifests (multi-document YAML or JSON; "-" reads standard
 input); documents of other kinds are skipped. Without FILE, or with
 --cluster-crds, the cluster's CRDs are checked.
 
 Exit codes: 0 no error finding (warnings alone pass), 1 at least one error
 finding, so it can gate CI; 2 a file that cannot be read or decoded, a
-cluster that cannot be reached, or bad flags.
+cluster that cannot be reached, a --version that no CRD checked serves, or
+bad flags.
 
 -o json and -o yaml print a LintFindingList (cli.statusapply.io/v1alpha1);
 -o name prints the CRDs that have findings.`
@@ -40,6 +50,7 @@ cluster that cannot be reached, or bad flags.
 const lintExample = `  statusapply lint config/crd/*.yaml
   kustomize build config/default | statusapply lint -
   statusapply lint --context prod -o json
+  statusapply lint machines.yaml --version v1beta2
   statusapply lint config/crd/*.yaml -o jsonpath='{.summary.errors}'`
 
 // lintOutput is the document of the lint command.
@@ -47,6 +58,10 @@ type lintOutput struct {
 	typeMeta `json:",inline"`
 	Summary  lintSummary   `json:"summary"`
 	Items    []findingView `json:"items"`
+
+	// served collects the served versions of the CRDs checked, for the
+	// check of --version.
+	served []string
 }
 
 // lintSummary counts what lint checked and found.
@@ -71,7 +86,10 @@ type findingView struct {
 
 // newLintCommand returns the lint command.
 func newLintCommand(cluster *clusterAccess) *cobra.Command {
-	var fromCluster bool
+	var (
+		fromCluster bool
+		versions    []string
+	)
 	out := newOutputFlags()
 	cmd := &cobra.Command{
 		Use:     "lint [FILE...]",
@@ -85,16 +103,23 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 			if err := out.check(); err != nil {
 				return err
 			}
+			if slices.Contains(versions, "") {
+				return withExitCode(exitUsage, errors.New("--version: empty version name"))
+			}
+			opts := ownership.LintOptions{Versions: versions}
 			result := newLintOutput()
 			for _, file := range files {
-				if err := lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, &result); err != nil {
+				if err := lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, opts, &result); err != nil {
 					return err
 				}
 			}
 			if fromCluster || len(files) == 0 {
-				if err := lintCluster(cmd.Context(), cluster, &result); err != nil {
+				if err := lintCluster(cmd.Context(), cluster, opts, &result); err != nil {
 					return err
 				}
+			}
+			if err := result.checkVersions(versions); err != nil {
+				return withExitCode(exitUsage, err)
 			}
 			var err error
 			switch out.mode() {
@@ -118,13 +143,15 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 	out.addFlags(cmd)
 	cmd.Flags().BoolVar(&fromCluster, "cluster-crds", false,
 		"also check the cluster's CRDs when FILE arguments are given (--cluster is kubectl's kubeconfig cluster flag)")
+	cmd.Flags().StringArrayVar(&versions, "version", nil,
+		"check only this served version of the CRDs (repeatable); a version no CRD checked serves is an error")
 	return cmd
 }
 
 // lintFile lints the CRDs in one manifest ("-" for stdin) into result. A
 // manifest without any CRD is worth a warning: a CI job pointed at the wrong
 // file would otherwise pass silently.
-func lintFile(stdin io.Reader, stderr io.Writer, file string, result *lintOutput) error {
+func lintFile(stdin io.Reader, stderr io.Writer, file string, opts ownership.LintOptions, result *lintOutput) error {
 	name := file
 	var (
 		data []byte
@@ -146,16 +173,17 @@ func lintFile(stdin io.Reader, stderr io.Writer, file string, result *lintOutput
 	if len(crds) == 0 {
 		fmt.Fprintf(stderr, "warning: %s holds no CustomResourceDefinition\n", name)
 	}
-	findings := ownership.LintCRDs(crds...)
+	findings := ownership.LintCRDsWith(opts, crds...)
 	for i := range findings {
 		findings[i].File = name
 	}
 	result.add(len(crds), findings)
+	result.addServed(crds)
 	return nil
 }
 
 // lintCluster lints every CRD the API server has into result.
-func lintCluster(ctx context.Context, cluster *clusterAccess, result *lintOutput) error {
+func lintCluster(ctx context.Context, cluster *clusterAccess, opts ownership.LintOptions, result *lintOutput) error {
 	c, err := cluster.client()
 	if err != nil {
 		return err
@@ -168,7 +196,8 @@ func lintCluster(ctx context.Context, cluster *clusterAccess, result *lintOutput
 	for i := range l.Items {
 		crds = append(crds, &l.Items[i])
 	}
-	result.add(len(crds), ownership.LintCRDs(crds...))
+	result.add(len(crds), ownership.LintCRDsWith(opts, crds...))
+	result.addServed(crds)
 	return nil
 }
 
@@ -193,6 +222,34 @@ func (r *lintOutput) add(n int, findings []ownership.Finding) {
 			Severity: string(f.Severity), Message: f.Message,
 		})
 	}
+}
+
+// addServed records the served versions of crds.
+func (r *lintOutput) addServed(crds []*apiextensionsv1.CustomResourceDefinition) {
+	for _, v := range ownership.ServedVersions(crds...) {
+		if !slices.Contains(r.served, v) {
+			r.served = append(r.served, v)
+		}
+	}
+}
+
+// checkVersions refuses --version names that no CRD checked serves: a
+// misspelt version would otherwise check nothing and pass.
+func (r *lintOutput) checkVersions(versions []string) error {
+	var missing []string
+	for _, v := range versions {
+		if !slices.Contains(r.served, v) && !slices.Contains(missing, v) {
+			missing = append(missing, v)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	served := "none"
+	if len(r.served) > 0 {
+		served = strings.Join(slices.Sorted(slices.Values(r.served)), ", ")
+	}
+	return fmt.Errorf("--version %s: no CRD checked serves it (served: %s)", strings.Join(missing, ", "), served)
 }
 
 // crdsWithFindings returns the CRDs that have findings, once each, as

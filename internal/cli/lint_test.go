@@ -81,7 +81,7 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	r := newLintOutput()
-	if err := lintFile(bytes.NewReader(data), &stderr, "-", &r); err != nil {
+	if err := lintFile(bytes.NewReader(data), &stderr, "-", ownership.LintOptions{}, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Summary.CRDs != 1 || r.Summary.Errors != 1 || r.Items[0].File != stdinName {
@@ -92,14 +92,75 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := lintFile(nil, &stderr, empty, &r); err != nil {
+	if err := lintFile(nil, &stderr, empty, ownership.LintOptions{}, &r); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stderr.String(), "holds no CustomResourceDefinition") {
 		t.Fatalf("no warning for a manifest without CRDs: %q", stderr.String())
 	}
-	if err := lintFile(nil, &stderr, filepath.Join(t.TempDir(), "missing.yaml"), &r); err == nil ||
+	if err := lintFile(nil, &stderr, filepath.Join(t.TempDir(), "missing.yaml"), ownership.LintOptions{}, &r); err == nil ||
 		!strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: error %v", err)
+	}
+}
+
+// machineCRD is the CLI suite's fixture shaped like Cluster API's Machine:
+// v1beta1 served but not stored, with atomic conditions; v1beta2 stored,
+// with a map list.
+func machineCRD() string {
+	return filepath.Join("..", "..", "test", "cli", "testdata", "cluster.test.statusapply.io_machines.yaml")
+}
+
+func TestLintVersions(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		want     []string
+	}{{
+		name: "every served version: the deprecated one's atomic conditions are a warning",
+		args: []string{machineCRD()},
+		want: []string{"1 CRD checked: 0 errors, 1 warning",
+			"v1beta1 is served but is not the storage version (v1beta2)", ownership.NotOwnedAdvice},
+	}, {
+		name: "--version of the storage version alone is clean",
+		args: []string{machineCRD(), "--version", "v1beta2"},
+		want: []string{"1 CRD checked: 0 errors, 0 warnings"},
+	}, {
+		name: "--version is repeatable, and still only warns on the deprecated version",
+		args: []string{machineCRD(), "--version", "v1beta1", "--version", "v1beta2"},
+		want: []string{"1 CRD checked: 0 errors, 1 warning"},
+	}, {
+		name:     "an error in another CRD's version still fails (the control)",
+		args:     []string{machineCRD(), exampleCRD("demo.statusapply.io_gadgets.yaml"), "--version", "v1beta2", "--version", "v1alpha1"},
+		wantCode: 1,
+		want:     []string{"2 CRDs checked: 1 error, 0 warnings"},
+	}, {
+		name:     "a version no CRD serves is a usage error, not a clean pass",
+		args:     []string{machineCRD(), "--version", "v1beta3"},
+		wantCode: exitUsage,
+		want:     []string{"--version v1beta3: no CRD checked serves it (served: v1beta1, v1beta2)"},
+	}, {
+		name:     "an empty version is a usage error",
+		args:     []string{machineCRD(), "--version", ""},
+		wantCode: exitUsage,
+		want:     []string{"--version: empty version name"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, _, err := runRoot(t, append(append([]string{"lint"}, tt.args...), "--kubeconfig", "does-not-exist")...)
+			if ExitCode(err) != tt.wantCode {
+				t.Fatalf("error = %v, exit code %d, want %d\n%s", err, ExitCode(err), tt.wantCode, stdout)
+			}
+			got := stdout
+			if err != nil {
+				got += err.Error()
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(got, want) {
+					t.Errorf("output misses %q:\n%s", want, got)
+				}
+			}
+		})
 	}
 }

@@ -69,6 +69,18 @@ func crdFile(name string) string {
 	return filepath.Join(filepath.Dir(self), "..", "..", "config", "crd", name)
 }
 
+// machineCRDName is the CRD in testdata shaped like Cluster API's Machine,
+// which the suite installs.
+const machineCRDName = "machines.cluster.test.statusapply.io"
+
+// machineCRDFile is the path of its manifest.
+func machineCRDFile() string {
+	GinkgoHelper()
+	_, self, _, ok := runtime.Caller(0)
+	Expect(ok).To(BeTrue())
+	return filepath.Join(filepath.Dir(self), "testdata", "cluster.test.statusapply.io_machines.yaml")
+}
+
 // createNamespaceWithWidgets creates a namespace for the spec with empty
 // Widgets of the given names, and returns the namespace.
 func createNamespaceWithWidgets(ctx context.Context, names ...string) string {

@@ -79,10 +79,50 @@ var _ = Describe("lint", func() {
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
 		var out lintJSON
 		decode(r, &out)
-		Expect(out.Summary.CRDs).To(Equal(3), "one CRD from the file, two from the cluster")
+		Expect(out.Summary.CRDs).To(Equal(4), "one CRD from the file, three from the cluster")
 		Expect(out.Summary.Errors).To(Equal(1))
 		Expect(out.Items).To(ContainElement(And(HaveField("File", ""), HaveField("CRD", "gadgets.demo.statusapply.io"))))
 		Expect(out.Items).To(ContainElement(And(HaveField("File", widgets), HaveField("Severity", "warning"))))
+	})
+
+	It("warns, without failing, on a served version that is not the storage version, and lints only --version", func(ctx context.Context) {
+		machines := machineCRDFile()
+
+		By("every served version: v1beta1's atomic conditions are a warning naming the storage version")
+		r := run(ctx, "lint", machines)
+		Expect(r.err).NotTo(HaveOccurred(), "a warning does not fail lint")
+		Expect(lineWith(r.stdout, machines, machineCRDName, "v1beta1", "status.conditions", "warning",
+			"is served but is not the storage version (v1beta2)", "crds-you-do-not-own.md")).NotTo(BeEmpty())
+		Expect(r.stdout).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
+
+		r = run(ctx, "lint", machines, "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred())
+		var out lintJSON
+		decode(r, &out)
+		Expect(out.Summary.Errors).To(BeZero())
+		Expect(out.Items).To(ConsistOf(And(HaveField("Version", "v1beta1"), // v1beta2 is clean HaveField("Path", "status.conditions"),
+			HaveField("Severity", "warning"), HaveField("Message", ContainSubstring("--version v1beta2")))))
+
+		By("--version v1beta2: only the version the writers send, which is clean")
+		r = run(ctx, "lint", machines, "--version", "v1beta2")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(Equal("1 CRD checked: 0 errors, 0 warnings\n"))
+
+		By("the cluster's CRDs: the same warning from the installed CRD; --version skips Gadget's v1alpha1")
+		r = run(ctx, "lint")
+		Expect(lineWith(r.stdout, "cluster", machineCRDName, "v1beta1", "status.conditions", "warning")).NotTo(BeEmpty())
+		r = run(ctx, "lint", "--version", "v1beta2", "-o", "json")
+		Expect(r.err).NotTo(HaveOccurred(), "Gadget's atomic conditions are in v1alpha1, not checked")
+		decode(r, &out)
+		Expect(out.Items).To(BeEmpty())
+
+		By("the controls: the storage version's error still fails, and a version nothing serves is a usage error")
+		r = run(ctx, "lint", machines, crdFile("demo.statusapply.io_gadgets.yaml"), "--version", "v1beta2", "--version", "v1alpha1")
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		Expect(r.stdout).To(ContainSubstring("2 CRDs checked: 1 error, 0 warnings"))
+		r = run(ctx, "lint", machines, "--version", "v1beta3")
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err.Error()).To(ContainSubstring("--version v1beta3: no CRD checked serves it"))
 	})
 
 	It("refuses a file it cannot read, naming it, with exit code 2 (not a finding)", func(ctx context.Context) {

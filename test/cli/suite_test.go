@@ -37,6 +37,8 @@ var _ = BeforeSuite(func() {
 	DeferCleanup(os.RemoveAll, dir)
 	suiteDir = dir
 	env = suite.Start(testenv.Options{})
+	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{machineCRDFile()}, ErrorIfPathMissing: true})
+	Expect(err).NotTo(HaveOccurred())
 
 	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "cli", Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())
