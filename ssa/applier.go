@@ -239,7 +239,14 @@ func (a *Applier) endRun(r *applyRun) {
 // check refuses, before any request, a target, observed object or build
 // that cannot be applied.
 func (r *applyRun) check() error {
-	return checkApply(r.t, r.res.Object, r.build, &r.opts)
+	if err := checkApply(r.t, r.res.Object, r.build, &r.opts); err != nil {
+		return err
+	}
+	// Every apply needs the kind's schema, whatever it builds and whatever
+	// the manager owns: without it neither what the manager owns nor what
+	// the intent releases can be told, so no path may send without it.
+	_, err := r.schemaOf(r.t.GVK)
+	return err
 }
 
 // checkApply refuses, before any request, a target, observed object, build

@@ -182,4 +182,35 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 		}
 		Expect(w.requests.Count("apply")).To(BeZero(), "%s", w.requests)
 	})
+
+	// A Mutator of a manager that owns nothing yet needs no extraction, and
+	// a status.phase needs no condition check: it is refused all the same,
+	// as an Edit is, since no path may send without the kind's schema. The
+	// control applies the same Mutator through an Applier that has it.
+	It("refuses a Mutator on a kind without a schema as it refuses an Edit", func(ctx context.Context) {
+		ns := suite.Namespace(ctx, env)
+		offline, err := schemas.FromCRDFiles(sprocketManifest)
+		Expect(err).NotTo(HaveOccurred())
+		widget := &unstructured.Unstructured{}
+		widget.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+		widget.SetNamespace(ns)
+		widget.SetName("w-phase")
+		Expect(env.Client.Create(ctx, widget)).To(Succeed())
+		setPhase := func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.Status(b, obj, "phase-writer", func(ac, _ *unstructured.Unstructured) error {
+				return unstructured.SetNestedField(ac.Object, "Running", "status", "phase")
+			})
+		}
+		w := newWriter(offline)
+		err = w.reconcile(ctx, widget.GroupVersionKind(), client.ObjectKeyFromObject(widget), setPhase)
+		Expect(err).To(MatchError(ssa.ErrNoSchema))
+		Expect(w.requests.Count("apply")).To(BeZero(), "%s", w.requests)
+
+		By("the control: with the Widget's schema the same Mutator is sent")
+		cluster, err := schemas.FromCluster(env.Config)
+		Expect(err).NotTo(HaveOccurred())
+		withSchema := newWriter(cluster)
+		Expect(withSchema.reconcile(ctx, widget.GroupVersionKind(), client.ObjectKeyFromObject(widget), setPhase)).To(Succeed())
+		Expect(withSchema.requests.Count("apply")).To(Equal(1), "%s", withSchema.requests)
+	})
 })
