@@ -373,6 +373,13 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
 		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.opts); err != nil {
+			if conflicts.Classify(err) == conflicts.ClassStale {
+				// The API server checks ownership before the guard: a
+				// guarded apply re-sent forced, or without the contested
+				// fields, can still find the object changed, and is then
+				// retried as any guarded apply is.
+				return r.staleRetry(ctx, obs, err)
+			}
 			return false, err
 		}
 		if !r.opts.DryRun {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"strings"
 	"sync"
 
@@ -402,6 +403,45 @@ var _ = Describe("shadow mode", func() {
 		d, err := batcher.Compare(applier.TypeConverter(), shadowTarget(key), stale, results[0].Result.Object)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(d.Conditions).To(ConsistOf(HaveField("Fields", []string{"reason"})), "a divergence that is not the shadow writer's")
+	})
+
+	// The case shadow mode is for: the legacy writer is active and the
+	// writers disagree. On an observation one write behind, the dry run meets
+	// the legacy owner's field-manager 409 first (ownership is checked before
+	// the resourceVersion), then, forced, the stale resourceVersion: it is
+	// read again and compared on the object as stored, as a real Flush's
+	// guarded apply would retry. The control sends that forced, guarded dry
+	// run by hand: it is refused, with no object to compare.
+	It("compares a disagreeing writer with the object as stored while the legacy writer goes on", func(ctx context.Context) {
+		ctx = reports.into(ctx)
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "busy"))
+		Expect(legacyStatus(ctx, key, "", condition("Ready", "Up", "replicas ready"))).To(Succeed())
+		stale := getWidget(ctx, key)
+		writer := shadowWriter("", condition("Ready", "ReplicasReady", "replicas ready"))
+
+		b := shadowBatch()
+		Expect(batcher.Status(b, stale, shadowManager, writer)).To(Succeed())
+		Expect(legacyStatus(ctx, key, "", condition("Ready", "StillUp", "replicas ready"))).To(Succeed())
+		stored := getWidget(ctx, key)
+
+		requests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"apply": 4, "get": 1}),
+			"refused on the legacy field, refused stale as the owner, a read, refused on the legacy field, answered as the owner")
+		reported := reports.reported()
+		Expect(reported).To(HaveLen(1))
+		Expect(reported[0].ResourceVersion).To(Equal(stored.ResourceVersion))
+		Expect(reported[0].Conditions).To(ConsistOf(HaveField("Fields", []string{"reason"})))
+		Expect(reported[0].Conditions[0].Live).To(HaveKeyWithValue("reason", "StillUp"))
+		Expect(reported[0].Conditions[0].Shadow).To(HaveKeyWithValue("reason", "ReplicasReady"))
+		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(stored.ResourceVersion), "a shadow batch writes nothing")
+
+		By("control: the forced dry run guarded by the stale observation is refused")
+		ac := acv1alpha1.Widget(key.Name, key.Namespace).WithResourceVersion(stale.ResourceVersion).
+			WithStatus(acv1alpha1.WidgetStatus().WithConditions(metav1ac.Condition().WithType("Ready").WithStatus(metav1.ConditionTrue).
+				WithReason("ReplicasReady").WithMessage("replicas ready").WithLastTransitionTime(metav1.Now())))
+		err := env.Client.Status().Apply(ctx, ac, client.FieldOwner(shadowManager), client.ForceOwnership, client.DryRunAll)
+		Expect(conflicts.Classify(err)).To(Equal(conflicts.ClassStale), "%v", err)
 	})
 
 	It("keeps an entry that cannot be compared queued, returns its error and compares the others", func(ctx context.Context) {
