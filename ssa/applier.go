@@ -379,7 +379,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.opts); err != nil {
 			return false, err
 		}
-		if !r.opts.DryRun {
+		if !r.opts.DryRun && r.res.Sent {
 			r.series.applies.get().Inc()
 		}
 		return false, nil

@@ -116,10 +116,11 @@ func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t 
 
 // resolve acts on a field-manager conflict by policy: it fails with a
 // *conflicts.Error, or re-sends the intent without the contested fields
-// (Yield), or forces it when every contested field is declared
-// (TakeDeclared). Each decision is recorded as an event when a recorder is
-// set. An AsOwner dry run forces every conflict and records no event: it
-// decides nothing.
+// (Yield; nothing is sent when what is left claims nothing or changes
+// nothing, see withoutContested), or forces it when every contested field is
+// declared (TakeDeclared). Each decision is recorded as an event when a
+// recorder is set. An AsOwner dry run forces every conflict and records no
+// event: it decides nothing. res.Sent tells whether it sent a request.
 func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
@@ -138,12 +139,21 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 	)
 	switch d.Action {
 	case conflicts.ActionRetryWithout:
+		if in.yield == nil {
+			return fmt.Errorf("yielding %v: the intent was not built to yield", d.Paths)
+		}
 		sent, err := in.asUnstructured()
 		if err != nil {
 			return err
 		}
-		if _, err := conflicts.RemoveFields(sent.Object, d.Paths...); err != nil {
-			return fmt.Errorf("yielding %v: %w", d.Paths, err)
+		sendNothing, err := withoutContested(sent.Object, in.yield, d.Paths)
+		if err != nil {
+			return err
+		}
+		if sendNothing {
+			res.Yielded = d.Conflicts
+			loggerFrom(ctx).Info("yielded contested fields to their owners; nothing else to apply", "target", t.String(), "fields", d.Paths)
+			return nil
 		}
 		body, err := sent.MarshalJSON()
 		if err != nil {
