@@ -270,6 +270,6 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	}
 	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
 	res.Yielded = d.Conflicts
-	loggerFrom(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
+	a.logger(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
 	return sendNothing, nil
 }

@@ -152,7 +152,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 		}
 		if sendNothing {
 			res.Yielded = d.Conflicts
-			loggerFrom(ctx).Info("yielded contested fields to their owners; nothing else to apply", "target", t.String(), "fields", d.Paths)
+			a.logger(ctx).Info("yielded contested fields to their owners; nothing else to apply", "target", t.String(), "fields", d.Paths)
 			return nil
 		}
 		body, err := sent.MarshalJSON()
@@ -165,7 +165,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 			return err
 		}
 		res.Yielded = d.Conflicts
-		loggerFrom(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
+		a.logger(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
 		if resp, err = a.send(ctx, t, in, like, true, opts); err != nil {
@@ -173,9 +173,9 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 		}
 		res.Taken = d.Conflicts
 		if opts.AsOwner {
-			loggerFrom(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
+			a.logger(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
 		} else {
-			loggerFrom(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+			a.logger(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
 		}
 	default:
 		cerr.Conflicts = d.Conflicts

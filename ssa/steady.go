@@ -78,7 +78,7 @@ func (a *Applier) steady(ctx context.Context, t *Target, observed client.Object,
 		return false, &builtIntent{form: f, spare: spare, typed: b.Typed}, nil
 	}
 	f.giveBack(spare)
-	skippedApply(loggerFrom(ctx), t, st.seriesOf(a.metrics, t), false)
+	skippedApply(a.logger(ctx), t, st.seriesOf(a.metrics, t), false)
 	return true, nil, nil
 }
 
