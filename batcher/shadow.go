@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
@@ -483,5 +482,5 @@ func (b *Batch) logDivergence(ctx context.Context, d Divergence) {
 		}
 		kv = append(kv, "contested", contested)
 	}
-	log.FromContext(ctx).Info("shadow apply diverges from the live object", kv...)
+	b.applier.Logger(ctx).Info("shadow apply diverges from the live object", kv...)
 }

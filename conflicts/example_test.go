@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
@@ -83,21 +84,40 @@ func ExamplePolicy_Decide() {
 }
 
 func ExampleRemoveFields() {
-	intent := map[string]interface{}{
-		"status": map[string]interface{}{
-			"endpoint": "10.0.0.1",
-			"conditions": []interface{}{
-				map[string]interface{}{"type": "Ready", "status": "False", "reason": "Down"},
-				map[string]interface{}{"type": "Degraded", "status": "True", "reason": "Slow"},
+	intent := func() map[string]interface{} {
+		return map[string]interface{}{
+			"status": map[string]interface{}{
+				"endpoint": "10.0.0.1",
+				"conditions": []interface{}{
+					map[string]interface{}{"type": "Ready", "status": "False", "reason": "Down"},
+					map[string]interface{}{"type": "Degraded", "status": "True", "reason": "Slow"},
+				},
 			},
-		},
+		}
 	}
-	removed, err := conflicts.RemoveFields(intent, conflicts.MustParsePath(`.status.conditions[type="Ready"].status`))
+	contested := []fieldpath.Path{
+		conflicts.MustParsePath(`.status.conditions[type="Ready"].status`),
+		conflicts.MustParsePath(`.status.conditions[type="Ready"].reason`),
+	}
+
+	// A writer that never applied Ready gives it up whole.
+	first := intent()
+	removed, err := conflicts.RemoveFields(first, nil, contested...)
 	fmt.Println(removed, err)
-	fmt.Println(intent["status"])
+	fmt.Println(first["status"])
+
+	// A writer that applied Ready before still owns its key: the key stays,
+	// so the condition stays on the object with its new owner's values.
+	owned := fieldpath.NewSet(fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "Ready"), "type"))
+	again := intent()
+	removed, err = conflicts.RemoveFields(again, owned, contested...)
+	fmt.Println(removed, err)
+	fmt.Println(again["status"])
 	// Output:
 	// [.status.conditions[type="Ready"]] <nil>
 	// map[conditions:[map[reason:Slow status:True type:Degraded]] endpoint:10.0.0.1]
+	// [.status.conditions[type="Ready"].status .status.conditions[type="Ready"].reason] <nil>
+	// map[conditions:[map[type:Ready] map[reason:Slow status:True type:Degraded]] endpoint:10.0.0.1]
 }
 
 func ExampleRequeueAfter() {

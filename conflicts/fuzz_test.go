@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // FuzzParse feeds arbitrary text to every parser: the message parser, the
@@ -31,7 +32,8 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = ConditionType(p)
-		_ = RemovalTarget(p)
+		_ = RemovalTarget(p, nil)
+		_ = RemovalTarget(p, fieldpath.NewSet(p))
 		printed := p.String()
 		again, err := ParsePath(printed)
 		if err != nil {

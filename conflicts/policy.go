@@ -53,15 +53,18 @@ type Policy struct {
 // a person should decide.
 func Fail() Policy { return Policy{mode: modeFail} }
 
-// Yield re-sends the apply without the contested fields (see RemoveFields) and
-// reports what was given up: the writer's other fields still land, and the
-// current owners keep theirs. Use it for writers whose contribution is
-// advisory.
+// Yield re-sends the apply without the contested fields and reports what was
+// given up: the writer's other fields still land, and the current owners keep
+// theirs. In a list element the writer owns (a condition it applied before)
+// only the contested fields are left out, and the element's key stays, so the
+// element stays on the object with its new owner's values; an element the
+// writer does not own is left out whole (see RemovalTarget). Use it for
+// writers whose contribution is advisory.
 func Yield() Policy { return Policy{mode: modeYield} }
 
 // TakeDeclared forces the apply when every contested field is declared in d,
 // and fails naming the undeclared fields otherwise. Undeclared fields are
-// never forced.
+// never forced, nor left out: the apply is not sent again.
 func TakeDeclared(d Declaration) Policy { return Policy{mode: modeTakeDeclared, declared: d} }
 
 // Yields reports whether the policy gives contested fields up. A writer that
@@ -89,7 +92,8 @@ const (
 	// ActionFail means return an *Error naming Decision.Conflicts.
 	ActionFail
 	// ActionRetryWithout means remove Decision.Paths from the apply intent
-	// (RemoveFields) and apply again, without force.
+	// (RemoveFields, with the fields the writer's manager owns) and apply
+	// again, without force.
 	ActionRetryWithout
 	// ActionForce means apply the same intent again with force
 	// (client.ForceOwnership): every contested field is declared.

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/batcher"
@@ -90,22 +89,23 @@ type wrapped[Req comparable] struct {
 func (w *wrapped[Req]) Reconcile(ctx context.Context, req Req) (reconcile.Result, error) {
 	b := batcher.New(w.applier, w.cfg.batchOpts...)
 	res, err := w.inner.Reconcile(NewContext(ctx, b), req)
-	return finish(ctx, b, res, err)
+	return finish(ctx, w.applier, b, res, err)
 }
 
 // finish flushes b, the batch of a reconcile that returned res and err, and
 // returns what the reconcile should return: res and err when the flush
 // succeeded; res with a requeue after conflicts.RequeueAfter's hint (or the
 // reconcile's own, if sooner) when the reconcile succeeded and the flush met
-// only conflicts; else res and both errors joined.
-func finish(ctx context.Context, b *batcher.Batch, res reconcile.Result, err error) (reconcile.Result, error) {
+// only conflicts, logged to the applier's logger (see ssa.Applier.Logger); else
+// res and both errors joined.
+func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res reconcile.Result, err error) (reconcile.Result, error) {
 	flushErr := b.Flush(ctx)
 	if flushErr == nil {
 		return res, err
 	}
 	if err == nil {
 		if after, ok := RequeueAfter(flushErr); ok {
-			log.FromContext(ctx).Info("status apply met a conflict; requeueing", "after", after, "error", flushErr.Error())
+			applier.Logger(ctx).Info("status apply met a conflict; requeueing", "after", after, "error", flushErr.Error())
 			if res.RequeueAfter <= 0 || after < res.RequeueAfter {
 				res.RequeueAfter = after
 			}

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/go-logr/logr"
 
@@ -224,7 +223,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 		policy = conflicts.Fail()
 	}
 	r.Applier, r.t, r.build, r.policy, r.series = a, t, b, policy, a.metrics.of(&t)
-	r.logger, r.backoff = loggerFrom(ctx), a.cfg.backoff
+	r.logger, r.backoff = a.logger(ctx), a.cfg.backoff
 	r.res, r.like = Result{Object: observed}, observed
 	return r
 }
@@ -276,14 +275,25 @@ func isNil(obj client.Object) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// loggerFrom returns the context's logger, else controller-runtime's, as
-// log.FromContext does, without the copy FromContext makes to add no values.
-func loggerFrom(ctx context.Context) logr.Logger {
+// logger returns the logger of an apply made with ctx: the one WithLogger
+// set, else the context's (controller-runtime's reconcile logger), else one
+// that discards. It never falls back to controller-runtime's global logger,
+// which, outside a manager that set it, prints a warning with a stack trace
+// instead.
+func (a *Applier) logger(ctx context.Context) logr.Logger {
+	if a.cfg.logger != nil {
+		return *a.cfg.logger
+	}
 	if l, err := logr.FromContext(ctx); err == nil {
 		return l
 	}
-	return log.Log
+	return logr.Discard()
 }
+
+// Logger returns the logger the Applier logs to for an apply made with ctx:
+// the one WithLogger set, else the context's, else one that discards. Code
+// working beside the Applier, such as a batch's Flush, logs there too.
+func (a *Applier) Logger(ctx context.Context) logr.Logger { return a.logger(ctx) }
 
 // debug logs at V(1), naming the target. The target's name is only built
 // when the line is written: most reconciles log nothing.
@@ -382,7 +392,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 			}
 			return false, err
 		}
-		if !r.opts.DryRun {
+		if !r.opts.DryRun && r.res.Sent {
 			r.series.applies.get().Inc()
 		}
 		return false, nil

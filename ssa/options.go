@@ -3,6 +3,8 @@ package ssa
 import (
 	"time"
 
+	"github.com/go-logr/logr"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/managedfields"
@@ -24,6 +26,8 @@ type config struct {
 	registerer prometheus.Registerer
 	policies   map[string]conflicts.Policy
 	recorder   conflicts.EventRecorder
+	// logger is WithLogger's; nil when it was not given.
+	logger *logr.Logger
 	// ownedCacheSize bounds what the Applier remembers of what managers own.
 	ownedCacheSize int
 }
@@ -80,6 +84,13 @@ func WithConflictPolicy(manager string, p conflicts.Policy) Option {
 // takes or fails on a field-manager conflict, so people see who fought over
 // what. controller-runtime's mgr.GetEventRecorder(name) fits.
 func WithEventRecorder(r conflicts.EventRecorder) Option { return func(c *config) { c.recorder = r } }
+
+// WithLogger makes the Applier log to l, whatever logger the context of an
+// apply carries. Without it, the Applier logs to the context's logger
+// (logr.FromContext: in a controller-runtime reconciler, the reconcile's
+// logger), and discards what it would log when the context carries none: it
+// never uses controller-runtime's global logger.
+func WithLogger(l logr.Logger) Option { return func(c *config) { c.logger = &l } }
 
 // WithRegisterer registers the Applier's Prometheus counters with r instead of
 // controller-runtime's metrics registry; nil disables registration.

@@ -11,8 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
 // prepared is an intent ready to send: its request body, encoded once, and
@@ -27,6 +29,9 @@ type prepared struct {
 	// ac is the intent as sent, in its own type (the typed path).
 	ac     any
 	acType reflect.Type
+	// yield is what contested fields are left out against; set on intents
+	// built under a yielding policy.
+	yield *yieldBasis
 }
 
 // asUnstructured returns the intent as unstructured content the caller may
@@ -133,9 +138,17 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 			return nil, err
 		}
 	}
+	var basis *yieldBasis
 	if policy.Yields() {
-		if err := a.yieldPredicted(ctx, t, obs, intent, res, policy); err != nil {
+		if basis, err = a.yieldBasisOf(t, st, owned); err != nil {
 			return nil, err
+		}
+		nothing, err := a.yieldPredicted(ctx, t, obs, intent, basis, res, policy)
+		if err != nil {
+			return nil, err
+		}
+		if nothing {
+			return a.unchanged, nil
 		}
 	}
 	if unchangedIntent(intent.Object, owned) {
@@ -154,7 +167,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 	if err != nil {
 		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
 	}
-	return &prepared{body: body, content: intent.Object}, nil
+	return &prepared{body: body, content: intent.Object, yield: basis}, nil
 }
 
 // checkConditions refuses conditions the API server would refuse: any in a
@@ -184,24 +197,65 @@ func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.Conditio
 	return validateConditionItems(items, owned)
 }
 
+// yieldBasis is what a yield leaves contested fields out against: what the
+// manager owned when its intent was built.
+type yieldBasis struct {
+	// fields are the leaves of the manager's Apply entry: in a list element
+	// they hold, a yield leaves out only the contested fields, and keeps the
+	// element's key (see conflicts.RemovalTarget).
+	fields *fieldpath.Set
+	// content is what the manager owns, without identity: an intent a yield
+	// leaves equal to it changes nothing.
+	content map[string]any
+}
+
+// yieldBasisOf returns what t's manager owns by st, whose content is owned.
+func (a *Applier) yieldBasisOf(t Target, st *ownedState, owned map[string]any) (*yieldBasis, error) {
+	b := &yieldBasis{fields: fieldpath.NewSet(), content: owned}
+	if st.entry != nil {
+		f, err := a.entries.fields(st.entry)
+		if err != nil {
+			return nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+		}
+		b.fields = f.leaves
+	}
+	return b, nil
+}
+
+// withoutContested leaves paths out of intent, by the rule of every yield,
+// predicted or answered: conflicts.RemoveFields with the fields the manager
+// owns. It reports whether what is left is not to be sent: it claims nothing
+// (an apply of it would give up everything the manager owns, which leaving
+// out contested fields never means), or it holds only what the manager owns
+// already, with the same values (an apply of it would change nothing).
+func withoutContested(intent map[string]any, basis *yieldBasis, paths []fieldpath.Path) (sendNothing bool, err error) {
+	if _, err := conflicts.RemoveFields(intent, basis.fields, paths...); err != nil {
+		return false, fmt.Errorf("yielding %v: %w", paths, err)
+	}
+	return jsonvalue.IsEmpty(withoutIdentity(intent)) || unchangedIntent(intent, basis.content), nil
+}
+
 // yieldPredicted leaves out of intent the fields that, judging by observed's
 // managedFields, another manager owns with a different value: the apply the
-// API server would refuse is not sent. It only helps when observed is
+// API server would refuse is not sent. It reports whether what is left is not
+// to be sent either (see withoutContested). It only helps when observed is
 // current; a conflict it cannot foresee is still handled by resolve.
-func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.Object, intent *unstructured.Unstructured, res *Result, policy conflicts.Policy) error {
+func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.Object, intent *unstructured.Unstructured, basis *yieldBasis,
+	res *Result, policy conflicts.Policy) (sendNothing bool, err error) {
 	predicted, err := conflicts.Predict(observed, a.tc, t.Manager, string(t.Subresource), intent)
 	if err != nil || len(predicted) == 0 {
-		return nil //nolint:nilerr // prediction is an optimisation; the API server still decides
+		return false, nil //nolint:nilerr // prediction is an optimisation; the API server still decides
 	}
 	d := policy.Decide(predicted)
 	if d.Action != conflicts.ActionRetryWithout {
-		return nil
+		return false, nil
 	}
-	if _, err := conflicts.RemoveFields(intent.Object, d.Paths...); err != nil {
-		return fmt.Errorf("yielding %v: %w", d.Paths, err)
+	sendNothing, err = withoutContested(intent.Object, basis, d.Paths)
+	if err != nil {
+		return false, err
 	}
 	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
 	res.Yielded = d.Conflicts
-	loggerFrom(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths)
-	return nil
+	a.logger(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
+	return sendNothing, nil
 }

@@ -116,10 +116,11 @@ func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t 
 
 // resolve acts on a field-manager conflict by policy: it fails with a
 // *conflicts.Error, or re-sends the intent without the contested fields
-// (Yield), or forces it when every contested field is declared
-// (TakeDeclared). Each decision is recorded as an event when a recorder is
-// set. An AsOwner dry run forces every conflict and records no event: it
-// decides nothing.
+// (Yield; nothing is sent when what is left claims nothing or changes
+// nothing, see withoutContested), or forces it when every contested field is
+// declared (TakeDeclared). Each decision is recorded as an event when a
+// recorder is set. An AsOwner dry run forces every conflict and records no
+// event: it decides nothing. res.Sent tells whether it sent a request.
 func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
@@ -138,12 +139,21 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 	)
 	switch d.Action {
 	case conflicts.ActionRetryWithout:
+		if in.yield == nil {
+			return fmt.Errorf("yielding %v: the intent was not built to yield", d.Paths)
+		}
 		sent, err := in.asUnstructured()
 		if err != nil {
 			return err
 		}
-		if _, err := conflicts.RemoveFields(sent.Object, d.Paths...); err != nil {
-			return fmt.Errorf("yielding %v: %w", d.Paths, err)
+		sendNothing, err := withoutContested(sent.Object, in.yield, d.Paths)
+		if err != nil {
+			return err
+		}
+		if sendNothing {
+			res.Yielded = d.Conflicts
+			a.logger(ctx).Info("yielded contested fields to their owners; nothing else to apply", "target", t.String(), "fields", d.Paths)
+			return nil
 		}
 		body, err := sent.MarshalJSON()
 		if err != nil {
@@ -155,7 +165,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 			return err
 		}
 		res.Yielded = d.Conflicts
-		loggerFrom(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
+		a.logger(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
 		if resp, err = a.send(ctx, t, in, like, true, opts); err != nil {
@@ -163,9 +173,9 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 		}
 		res.Taken = d.Conflicts
 		if opts.AsOwner {
-			loggerFrom(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
+			a.logger(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
 		} else {
-			loggerFrom(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
+			a.logger(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)
 		}
 	default:
 		cerr.Conflicts = d.Conflicts

@@ -202,7 +202,7 @@ var _ = Describe("field-manager conflicts from a real API server", func() {
 		d := conflicts.Yield().Decide(found)
 		Expect(d.Action).To(Equal(conflicts.ActionRetryWithout))
 		u := unstructuredOf(intent())
-		removed, rerr := conflicts.RemoveFields(u.Object, d.Paths...)
+		removed, rerr := conflicts.RemoveFields(u.Object, appliedFields(getWidget(ctx, key), "network"), d.Paths...)
 		Expect(rerr).NotTo(HaveOccurred())
 		Expect(removed).To(HaveLen(1))
 		Expect(removed[0].String()).To(Equal(`.status.conditions[type="Ready"]`))

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
@@ -125,4 +126,15 @@ func ownsCondition(w *v1alpha1.Widget, manager, t string) bool {
 		}
 	}
 	return false
+}
+
+// appliedFields returns the fields of manager's status Apply entry on w, nil
+// when it has none: what RemoveFields keeps keys against.
+func appliedFields(w *v1alpha1.Widget, manager string) *fieldpath.Set {
+	GinkgoHelper()
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	Expect(err).NotTo(HaveOccurred())
+	set, _, err := ownership.AppliedFields(&unstructured.Unstructured{Object: content}, manager, "status")
+	Expect(err).NotTo(HaveOccurred())
+	return set
 }
