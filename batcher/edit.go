@@ -327,8 +327,11 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 // checkRemovals refuses removals of fields that a manager other than the
 // target's owns (in any operation or subresource).
 func (e *editor) checkRemovals(removed *fieldpath.Set) error {
-	if removed.Empty() || !ownership.HasManagedFields(e.observed) {
+	if removed.Empty() {
 		return nil
+	}
+	if !ownership.HasManagedFields(e.observed) {
+		return fmt.Errorf("%w: who owns the fields the edit removes is unknown", objects.ErrNeedsManagedFields)
 	}
 	owners, err := ownership.Inspect(e.observed)
 	if err != nil {

@@ -98,8 +98,12 @@ func conditionTypes(out any) []string {
 // editor builds the intent.
 func TestTypedEditsAgreeWithTheEditor(t *testing.T) {
 	a, b, c := typedCond("A", "True", 100), typedCond("B", "True", 100), typedCond("C", "False", 100)
+	// The observed object carries managedFields (its manager's entry
+	// alone), so that removals are checked rather than sent for a read.
 	widget := func(conds ...metav1.Condition) *v1alpha1.Widget {
-		return &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 3},
+		return &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 3,
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply,
+				Subresource: "status", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(`{"f:status":{}}`)}}},
 			Status: v1alpha1.WidgetStatus{Conditions: conds}}
 	}
 	set := func(conds ...metav1.Condition) func(*v1alpha1.Widget) {

@@ -20,6 +20,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // BuildFunc edits intent, the apply configuration of one Target as
@@ -208,6 +209,9 @@ type applyRun struct {
 	// like is the object given to Apply: responses are decoded into its Go
 	// type, even when an attempt was built on an unstructured re-read.
 	like client.Object
+	// reread is set once the run read the object again for a build that
+	// needed its managedFields.
+	reread bool
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
@@ -318,6 +322,16 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.res.Object, r.res.Observed = obs, obs
 	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
+	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
+		// The build needs the managedFields the observation lacks, which a
+		// remembered state does not hold: read them, once.
+		fresh, err := r.read(ctx, r.t, r.series)
+		if err != nil {
+			return false, err
+		}
+		r.res.Object, r.reread = fresh, true
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}

@@ -3,12 +3,20 @@
 package objects
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// ErrNeedsManagedFields is wrapped by a build that cannot decide what to
+// apply without the observed object's managedFields (who owns a field an
+// Edit removes) when the observation carries none, as one read from a cache
+// that strips them does: the Applier then reads the object again and builds
+// once more, whether or not it remembers what the manager owns.
+var ErrNeedsManagedFields = errors.New("the observed object carries no managedFields")
 
 // EmptyLike returns a new, empty object of obj's Go type, ready for a
 // response to be decoded into. An unstructured object has no type of its own:

@@ -177,6 +177,46 @@ var _ = Describe("Edits written for merge patches", func() {
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
 	})
 
+	// Whether the Applier remembers what the manager owns or not, an Edit
+	// that removes another manager's condition from an observation without
+	// managedFields (a cache that strips them) is refused the same way: the
+	// managedFields are read, once, to tell who owns what the edit removes.
+	// The control shows that the stripped observation alone cannot tell.
+	It("refuses to remove another manager's condition from a stripped observation, whether or not the Applier remembers", func(ctx context.Context) {
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "stripped"))
+		b := batcher.New(applier)
+		Expect(batcher.EditStatus(b, getWidget(ctx, key), "mgr-b", markCondition("Z", metav1.ConditionTrue))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		b = batcher.New(applier)
+		Expect(batcher.EditStatus(b, getWidget(ctx, key), "mgr-a", markCondition("X", metav1.ConditionTrue))).To(Succeed())
+		Expect(batcher.EditStatus(b, getWidget(ctx, key), "mgr-a", markCondition("Y", metav1.ConditionTrue))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		stripped := getWidget(ctx, key)
+		stripped.ManagedFields = nil
+
+		fresh, _, freshRequests := newApplier()
+		for name, run := range map[string]struct {
+			a        *ssa.Applier
+			requests *testenv.Requests
+		}{"remembering": {applier, requests}, "fresh": {fresh, freshRequests}} {
+			By(name + " Applier")
+			b := batcher.New(run.a)
+			Expect(batcher.EditStatus(b, stripped.DeepCopy(), "mgr-a", dropCondition("Z"))).To(Succeed())
+			run.requests.Reset()
+			err := b.Flush(ctx)
+			Expect(err).To(MatchError(batcher.ErrRemovesForeignField), "%s Applier", name)
+			Expect(err.Error()).To(ContainSubstring(`.status.conditions[type="Z"] is owned by mgr-b`))
+			Expect(run.requests.Count("get")).To(Equal(1), "%s: %s", name, run.requests)
+			Expect(run.requests.Count("apply")).To(BeZero(), "%s: %s", name, run.requests)
+			Expect(b.Pending()).To(HaveLen(1))
+		}
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Z"))
+
+		By("control: the stripped observation says nothing of who owns Z")
+		_, err := ownership.Inspect(stripped)
+		Expect(err).To(MatchError(ownership.ErrNoManagedFields))
+	})
+
 	It("mixes edits and apply-configuration mutators in one entry, in queue order", func(ctx context.Context) {
 		w := createWidget(ctx, ns, "w1")
 		b := batcher.New(applier)
