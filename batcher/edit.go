@@ -3,6 +3,7 @@ package batcher
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"sort"
 	"strings"
@@ -115,15 +116,19 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		// of the schema-typed objects to pay for.
 		return nil
 	}
-	tv, err := kindSchema(e.tc, e.target.GVK)
-	if err != nil {
-		return err
-	}
 	before, err := e.content(pristine)
 	if err != nil {
 		return err
 	}
 	after, err := e.content(work)
+	if err != nil {
+		return err
+	}
+	// The edited object is typed, not an empty one of its kind: a field the
+	// schema does not know yet (a CRD changed under the controller) makes a
+	// converter that reads the cluster's schemas check them at once, rather
+	// than the diff taking the unknown field for an atomic one.
+	tv, err := typedContent(e.tc, e.target.GVK, after)
 	if err != nil {
 		return err
 	}
@@ -159,6 +164,18 @@ func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*t
 	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
 	if err != nil {
 		return nil, fmt.Errorf("the schema of %s: %w", gvk, err)
+	}
+	return tv, nil
+}
+
+// typedContent types content, an object's content without its kind, with
+// gvk's schema.
+func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, content map[string]any) (*typed.TypedValue, error) {
+	u := &unstructured.Unstructured{Object: maps.Clone(content)}
+	u.SetGroupVersionKind(gvk)
+	tv, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the edited object does not match the schema of %s: %w", ssa.ErrInvalidInput, gvk, err)
 	}
 	return tv, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -58,9 +59,8 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		put(st)
 		return st, observed, nil
 	}
-	ks, _ := a.schemaOf(t.GVK) // nil when the kind has none: the extraction says so
 	if prev != nil && prev.entry != nil && prev.complete && bytes.Equal(prev.entry, raw) {
-		same, err := a.stillOwned(t, prev, ks, observed, raw)
+		same, err := a.stillOwned(t, prev, observed, raw)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -84,18 +84,12 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 }
 
 // stillOwned reports whether observed holds the values prev remembers; raw
-// is the manager's entry on observed, byte for byte prev's, and ks the kind's
-// schema (nil when the Applier has none). Both sides are compared as
-// unstructured content, converting the entry's top-level fields.
-func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observed client.Object, raw []byte) (bool, error) {
+// is the manager's entry on observed, byte for byte prev's. Both sides are
+// compared as unstructured content, converting the entry's top-level fields.
+func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object, raw []byte) (bool, error) {
 	content, err := prev.ownedContent()
 	if err != nil {
 		return false, err
-	}
-	if ks == nil {
-		if ks, err = a.schemaOf(t.GVK); err != nil {
-			return false, err
-		}
 	}
 	fields, err := a.entries.fields(raw)
 	if err != nil {
@@ -105,7 +99,14 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, ks *kindSchema, observe
 	if err != nil {
 		return false, err
 	}
-	return valuesMatch(ks.schema, ks.typeRef, content, u.Object), nil
+	// Typed through the converter, as an extraction is: a field the schema
+	// does not know yet makes a converter that reads the cluster's schemas
+	// check them at once.
+	tv, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates)
+	if err != nil {
+		return false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
+	}
+	return valuesMatch(tv.Schema(), tv.TypeRef(), content, u.Object), nil
 }
 
 // extract reads the values of fields, t's manager's entry, off observed,

@@ -238,4 +238,7 @@ func owns(obj *unstructured.Unstructured, manager, condType string) bool {
 var (
 	clusterGroup = schema.GroupVersion{Group: "cluster.evolving.statusapply.io", Version: "v1"}
 	yamlGroup    = schema.GroupVersion{Group: "yaml.evolving.statusapply.io", Version: "v1"}
+	// promptGroup's copy changes under converters left at their default
+	// refresh interval.
+	promptGroup = schema.GroupVersion{Group: "prompt.evolving.statusapply.io", Version: "v1"}
 )

@@ -150,6 +150,72 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 		})
 	}
 
+	// A field the CRD gained reaches a writer as soon as the first object
+	// holding it does, long before its converter's refresh interval (10 s by
+	// default): a writer's Edit that adds its gear a few milliseconds after
+	// another writer's Mutator added one must type the object it edited, so
+	// that the converter checks the cluster's schema at once, rather than
+	// diff it with the schema it read before and claim the whole list as one
+	// atomic value. The control is a converter that never learns the new
+	// schema (the CRD's old YAML): its Edit is refused before any request,
+	// rather than claiming the other writer's gear.
+	It("types an Edit with the schema of a field the CRD gained, before the refresh interval", func(ctx context.Context) {
+		ns := suite.Namespace(ctx, env)
+		crd := installCopy(promptGroup.Group)
+		old := crd.DeepCopy()
+		gvk := promptGroup.WithKind("Sprocket")
+		key := create(ctx, gvk, ns, "s1")
+		tc, err := schemas.FromCluster(env.Config) // the default refresh interval
+		Expect(err).NotTo(HaveOccurred())
+		spin, mesh := newWriter(tc), newWriter(tc)
+		spinTrue := func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.Status(b, obj, spinner, spinning(metav1.ConditionTrue))
+		}
+		Expect(spin.reconcile(ctx, gvk, key, spinTrue)).To(Succeed())
+		Expect(mesh.reconcile(ctx, gvk, key, spinTrue)).To(Succeed(), "both converters read the schema without gears")
+
+		Eventually(func() error {
+			current := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
+				return err
+			}
+			addGears(current)
+			return env.Client.Update(ctx, current)
+		}).Should(Succeed())
+		spinGear := func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.Status(b, obj, spinner, func(ac, _ *unstructured.Unstructured) error { return putGear(ac, "a", 8) })
+		}
+		meshGear := func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.EditStatus(b, obj, mesher, func(u *unstructured.Unstructured) error { return putGear(u, "b", 12) })
+		}
+		By("the spinner's gear lands once the API server serves the new schema; the mesher edits right after")
+		Eventually(func(g Gomega) {
+			g.Expect(spin.reconcile(ctx, gvk, key, spinGear)).To(Succeed())
+			g.Expect(gearNames(get(ctx, gvk, key))).To(Equal([]string{"a"}))
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(mesh.reconcile(ctx, gvk, key, meshGear)).To(Succeed())
+			g.Expect(gearNames(get(ctx, gvk, key))).To(Equal([]string{"a", "b"}))
+		}).Should(Succeed())
+		obj := get(ctx, gvk, key)
+		Expect(ownsGear(obj, mesher, "b")).To(BeTrue())
+		Expect(ownsGear(obj, mesher, "a")).To(BeFalse(), "the mesher claimed the spinner's gear: %v", obj.GetManagedFields())
+
+		By("the spinner states its condition alone, declaratively: its gear goes")
+		Expect(spin.reconcile(ctx, gvk, key, func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.Status(b, obj, spinner, spinning(metav1.ConditionTrue), ssa.Declarative)
+		})).To(Succeed())
+		Expect(gearNames(get(ctx, gvk, key))).To(Equal([]string{"b"}))
+
+		By("control: an Edit through a converter that keeps the old schema is refused before any request")
+		stale := newWriter(fromYAML(old))
+		err = stale.reconcile(ctx, gvk, key, func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.EditStatus(b, obj, "sprocket-stale", func(u *unstructured.Unstructured) error { return putGear(u, "c", 1) })
+		})
+		Expect(err).To(MatchError(ssa.ErrInvalidInput))
+		Expect(stale.requests.Count("apply")).To(BeZero(), "%s", stale.requests)
+	})
+
 	It("says which kind has no schema and how to provide one", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
 		offline, err := schemas.FromCRDFiles(sprocketManifest)
