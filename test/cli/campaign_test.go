@@ -319,7 +319,7 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 		args := strings.Fields(strings.TrimPrefix(out.MigrateCommand, "statusapply "))
 		r = run(ctx, args...)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(ContainSubstring("dry run: 3 objects, 3 would change, 0 unchanged, 0 failed"))
+		Expect(r.stderr).To(ContainSubstring("dry run: 3 objects, 3 would change, 0 unchanged, 0 failed"))
 		r = run(ctx, append(args, "--apply")...)
 		Expect(r.err).NotTo(HaveOccurred())
 		for name, conds := range owners(ctx) {
