@@ -53,8 +53,12 @@ the writers you switched to apply: while their applies restate the legacy
 values they send nothing, so managedFields never show them, and an apply
 that changes a legacy value conflicts; migrate must hand them the fields.
 
--o json and -o yaml print a StatusAudit (cli.statusapply.io/v1alpha1): the
-fields of ownership.AuditReport, plus resource and migrateCommand.
+The tables (managers, shared fields, schema findings) go to stdout, the other
+lines to stderr: the count of objects before the tables, and the schema, the
+objects never tracked or unreadable, and the verdict (the migrate command,
+unresolved decisions, notes) after them. -o json and -o yaml print all of it
+as a StatusAudit (cli.statusapply.io/v1alpha1): the fields of
+ownership.AuditReport, plus resource and migrateCommand.
 
 Exit codes: 0 done; 1 with --exit-code, when the audit has findings (legacy
 ownership left to migrate, active legacy writers, unreadable managedFields,
@@ -148,13 +152,13 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 			if namespaced := mapping.Scope.Name() == meta.RESTScopeNameNamespace; namespaced && !sel.allNamespaces {
 				doc.Namespace = ns
 			}
-			doc.MigrateCommand = migrateCommand(cmd.Root().DisplayName(), args[0], doc, sel.allNamespaces)
+			doc.MigrateCommand = migrateCommand(displayName(cmd), args[0], doc, sel.allNamespaces)
 			if report.Objects == 0 && out.mode() != modeDocument {
 				s := &selection{lists: []*meta.RESTMapping{mapping}, namespace: ns, allNamespaces: sel.allNamespaces,
 					selector: sel.selector}
 				fmt.Fprintln(cmd.ErrOrStderr(), s.describeEmpty())
 			}
-			if err := writeAuditOutput(cmd.OutOrStdout(), out, doc, now()); err != nil {
+			if err := writeAuditOutput(cmd.OutOrStdout(), cmd.ErrOrStderr(), out, doc, now()); err != nil {
 				return err
 			}
 			if exitCode && report.HasFindings() {
@@ -255,12 +259,13 @@ func kindCRD(ctx context.Context, cluster *clusterAccess, mapping *meta.RESTMapp
 }
 
 // migrateCommand renders the verdict's flags as a command line for the same
-// objects; empty when there are no flags.
-func migrateCommand(binary, resourceArg string, doc auditOutput, allNamespaces bool) string {
+// objects, run as name (displayName: "statusapply", or "kubectl statusapply"
+// for the plugin, printed as it is); empty when there are no flags.
+func migrateCommand(name, resourceArg string, doc auditOutput, allNamespaces bool) string {
 	if len(doc.Verdict.Flags) == 0 {
 		return ""
 	}
-	parts := []string{binary, "migrate", resourceArg}
+	parts := []string{"migrate", resourceArg}
 	switch {
 	case allNamespaces:
 		parts = append(parts, "-A")
@@ -274,7 +279,7 @@ func migrateCommand(binary, resourceArg string, doc auditOutput, allNamespaces b
 	for i, p := range parts {
 		parts[i] = shellQuote(p)
 	}
-	return strings.Join(parts, " ")
+	return name + " " + strings.Join(parts, " ")
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but letters,
@@ -290,11 +295,13 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// writeAuditOutput prints the audit as a document or as tables; now dates
-// the ages of last writes.
-func writeAuditOutput(w io.Writer, out *outputFlags, doc auditOutput, now time.Time) error {
+// writeAuditOutput prints the audit as a document on stdout, or as tables on
+// stdout with the lines around them (the count of objects, the schema, the
+// verdict, the notes) on stderr, so that stdout holds only what was asked
+// for; now dates the ages of last writes.
+func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutput, now time.Time) error {
 	if out.mode() == modeDocument {
-		return out.printDocument(w, doc)
+		return out.printDocument(stdout, doc)
 	}
 	r := doc.AuditReport
 	where := ""
@@ -304,7 +311,9 @@ func writeAuditOutput(w io.Writer, out *outputFlags, doc auditOutput, now time.T
 	if doc.Selector != "" {
 		where += " matching " + doc.Selector
 	}
-	fmt.Fprintf(w, "%s%s: %s, %d never tracked (no managedFields), %d with %s\n\n", doc.Resource, where,
+	// The blank lines that set the tables apart go to stderr too: on a
+	// terminal the output reads as one, and stdout holds the tables alone.
+	fmt.Fprintf(stderr, "%s%s: %s, %d never tracked (no managedFields), %d with %s\n\n", doc.Resource, where,
 		plural(r.Objects, "object", "objects"), r.Untracked.Objects, r.BeforeFirstApply.Objects, ownership.BeforeFirstApplyManager)
 
 	active := map[string]bool{}
@@ -359,52 +368,52 @@ func writeAuditOutput(w io.Writer, out *outputFlags, doc auditOutput, now time.T
 	for _, f := range r.Schema.Findings {
 		schemaTable.row(nil, f.Path, f.Version, f.Severity)
 	}
-	if err := out.printTables(w, tableOptions{}, managers, shared, schemaTable); err != nil {
+	if err := out.printTables(stdout, tableOptions{}, managers, shared, schemaTable); err != nil {
 		return err
 	}
 	if len(r.Managers) > 0 || len(r.SharedFields) > 0 || len(r.Schema.Findings) > 0 {
-		fmt.Fprintln(w)
+		fmt.Fprintln(stderr)
 	}
 
 	switch {
 	case !r.Schema.Checked:
-		fmt.Fprintf(w, "schema: not checked: %s\n", r.Schema.Unavailable)
+		fmt.Fprintf(stderr, "schema: not checked: %s\n", r.Schema.Unavailable)
 	case len(r.Schema.Findings) == 0:
-		fmt.Fprintf(w, "schema: %s has no atomic list or map under status\n", r.Schema.CRD)
+		fmt.Fprintf(stderr, "schema: %s has no atomic list or map under status\n", r.Schema.CRD)
 	}
 	group := func(what string, g ownership.ObjectGroup) {
 		if g.Objects == 0 {
 			return
 		}
-		fmt.Fprintf(w, "%s: %s", what, plural(g.Objects, "object", "objects"))
+		fmt.Fprintf(stderr, "%s: %s", what, plural(g.Objects, "object", "objects"))
 		if len(g.Examples) > 0 {
-			fmt.Fprintf(w, ", such as %s", strings.Join(g.Examples, ", "))
+			fmt.Fprintf(stderr, ", such as %s", strings.Join(g.Examples, ", "))
 		}
-		fmt.Fprintln(w)
+		fmt.Fprintln(stderr)
 	}
 	group("never tracked", r.Untracked)
 	group("with "+ownership.BeforeFirstApplyManager, r.BeforeFirstApply)
 	for _, u := range r.Unreadable {
-		fmt.Fprintf(w, "unreadable: %s: %s\n", u.Object, u.Error)
+		fmt.Fprintf(stderr, "unreadable: %s: %s\n", u.Object, u.Error)
 	}
 
 	v := r.Verdict
 	for _, m := range slices.Sorted(maps.Keys(v.Writers)) {
-		fmt.Fprintf(w, "declared writer: %s writes %s\n", m, strings.Join(v.Writers[m], ", "))
+		fmt.Fprintf(stderr, "declared writer: %s writes %s\n", m, strings.Join(v.Writers[m], ", "))
 	}
 	switch {
 	case !v.MigrationNeeded:
-		fmt.Fprintln(w, "migrate: nothing to migrate: no legacy writer, no before-first-apply, no untracked object")
+		fmt.Fprintln(stderr, "migrate: nothing to migrate: no legacy writer, no before-first-apply, no untracked object")
 	case doc.MigrateCommand != "":
-		fmt.Fprintf(w, "migrate: %s\n", doc.MigrateCommand)
+		fmt.Fprintf(stderr, "migrate: %s\n", doc.MigrateCommand)
 	default:
-		fmt.Fprintln(w, "migrate: no flags can be inferred yet: see unresolved")
+		fmt.Fprintln(stderr, "migrate: no flags can be inferred yet: see unresolved")
 	}
 	for _, u := range v.Unresolved {
-		fmt.Fprintf(w, "unresolved: %s\n", u)
+		fmt.Fprintf(stderr, "unresolved: %s\n", u)
 	}
 	for _, n := range v.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
+		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
 	return nil
 }

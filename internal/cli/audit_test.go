@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"iter"
 	"reflect"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
@@ -147,15 +149,9 @@ func TestAuditVerdictFlagsAreMigrateFlags(t *testing.T) {
 	}
 }
 
-func TestWriteAuditTable(t *testing.T) {
-	doc := fixtureAudit(t)
-	var b bytes.Buffer
-	if err := writeAuditOutput(&b, boundOutputFlags(t), doc, auditClock); err != nil {
-		t.Fatal(err)
-	}
-	want := `widgets.demo.statusapply.io in namespace shop: 3 objects, 1 never tracked (no managedFields), 0 with before-first-apply
-
-MANAGER      OPERATION   SUBRESOURCE   OBJECTS   CONDITIONS   OTHER STATUS FIELDS   LAST WRITE   NOTES
+// auditTables is what the table output of the fixture audit prints on
+// stdout: the tables alone.
+const auditTables = `MANAGER      OPERATION   SUBRESOURCE   OBJECTS   CONDITIONS   OTHER STATUS FIELDS   LAST WRITE   NOTES
 alpha        Apply       status        1         A(1)         <none>                120m         <none>
 legacy       Update      status        2         A(2),B(2)    .status.phase(2)      60m          legacy writer; active within 24h
 networking   Apply       status        1         B(1)         <none>                120m         <none>
@@ -165,6 +161,12 @@ SHARED FIELD    MANAGERS            OBJECTS
 condition A     alpha,legacy        1
 condition B     legacy,networking   1
 .status.phase   legacy,summary      1
+`
+
+// auditLines is what it prints on stderr around them: the count of objects
+// before, the schema, the verdict and the notes after.
+const auditLines = `widgets.demo.statusapply.io in namespace shop: 3 objects, 1 never tracked (no managedFields), 0 with before-first-apply
+
 
 schema: not checked: reading CustomResourceDefinition widgets.demo.statusapply.io: forbidden
 never tracked: 1 object, such as Widget shop/w3
@@ -173,16 +175,77 @@ note: legacy writer legacy wrote 1 object within 24h: switch it to apply (or sto
 note: 1 object without managedFields: migrate seeds them first, and their status counts as before-first-apply's in the flags
 note: schema not checked: reading CustomResourceDefinition widgets.demo.statusapply.io: forbidden
 `
-	if diff := cmp.Diff(want, b.String()); diff != "" {
-		t.Fatalf("table (-want +got):\n%s", diff)
-	}
 
-	b.Reset()
-	if err := writeAuditOutput(&b, boundOutputFlags(t, "-o", "wide"), doc, auditClock); err != nil {
+func TestWriteAuditTable(t *testing.T) {
+	doc := fixtureAudit(t)
+	var stdout, stderr bytes.Buffer
+	if err := writeAuditOutput(&stdout, &stderr, boundOutputFlags(t), doc, auditClock); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "API VERSION") || !strings.Contains(b.String(), "demo.statusapply.io/v1alpha1") {
-		t.Fatalf("-o wide has no API VERSION column:\n%s", b.String())
+	if diff := cmp.Diff(auditTables, stdout.String()); diff != "" {
+		t.Errorf("stdout (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(auditLines, stderr.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+
+	stdout.Reset()
+	stderr.Reset()
+	if err := writeAuditOutput(&stdout, &stderr, boundOutputFlags(t, "-o", "wide"), doc, auditClock); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "API VERSION") || !strings.Contains(stdout.String(), "demo.statusapply.io/v1alpha1") {
+		t.Fatalf("-o wide has no API VERSION column:\n%s", stdout.String())
+	}
+	if diff := cmp.Diff(auditLines, stderr.String()); diff != "" {
+		t.Errorf("-o wide: stderr (-want +got):\n%s", diff)
+	}
+}
+
+// TestWriteAuditNoHeadersStdout pipes the table output without headers:
+// stdout holds the rows alone, and every summary, verdict and note line is
+// on stderr.
+func TestWriteAuditNoHeadersStdout(t *testing.T) {
+	doc := fixtureAudit(t)
+	var stdout, stderr bytes.Buffer
+	if err := writeAuditOutput(&stdout, &stderr, boundOutputFlags(t, "--no-headers"), doc, auditClock); err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(stdout.String()) {
+		if line == "\n" {
+			continue // between tables
+		}
+		if strings.Contains(line, ":") || strings.Contains(line, "MANAGER") {
+			t.Errorf("stdout holds a line that is no table row: %q", line)
+		}
+	}
+	if !strings.HasPrefix(stdout.String(), "alpha ") || !strings.Contains(stdout.String(), "\ncondition A ") {
+		t.Errorf("stdout lacks the rows:\n%s", stdout.String())
+	}
+	if diff := cmp.Diff(auditLines, stderr.String()); diff != "" {
+		t.Errorf("stderr (-want +got):\n%s", diff)
+	}
+}
+
+// TestAuditMigrateCommandUnderPlugin: the migrate command the audit prints
+// starts with the name the command tree shows, "kubectl statusapply" for
+// the kubectl plugin, unquoted, so that it can be pasted as printed.
+func TestAuditMigrateCommandUnderPlugin(t *testing.T) {
+	doc := fixtureAudit(t)
+	for _, tt := range []struct {
+		root *cobra.Command
+		want string
+	}{
+		{NewRootCommand(), "statusapply migrate widgets -n shop --condition A=alpha "},
+		{NewPluginCommand(), "kubectl statusapply migrate widgets -n shop --condition A=alpha "},
+	} {
+		audit, _, err := tt.root.Find([]string{"audit"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := migrateCommand(displayName(audit), "widgets", doc, false); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: command %q, want it to start with %q", tt.root.Name(), got, tt.want)
+		}
 	}
 }
 
@@ -190,9 +253,12 @@ func TestWriteAuditDocuments(t *testing.T) {
 	doc := fixtureAudit(t)
 	for _, format := range []string{"json", "yaml"} {
 		t.Run(format, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := writeAuditOutput(&b, boundOutputFlags(t, "-o", format), doc, auditClock); err != nil {
+			var b, stderr bytes.Buffer
+			if err := writeAuditOutput(&b, &stderr, boundOutputFlags(t, "-o", format), doc, auditClock); err != nil {
 				t.Fatal(err)
+			}
+			if stderr.Len() > 0 {
+				t.Errorf("the document printed on stderr too:\n%s", stderr.String())
 			}
 			data := b.Bytes()
 			if format == "yaml" {
@@ -248,13 +314,13 @@ func TestWriteAuditNothingToMigrate(t *testing.T) {
 	}
 	doc := auditOutput{typeMeta: documentType("StatusAudit"), Resource: "widgets.demo.statusapply.io", AuditReport: *r}
 	doc.MigrateCommand = migrateCommand("statusapply", "widgets", doc, true)
-	var b bytes.Buffer
-	if err := writeAuditOutput(&b, boundOutputFlags(t, "--no-headers"), doc, auditClock); err != nil {
+	var stdout, stderr bytes.Buffer
+	if err := writeAuditOutput(&stdout, &stderr, boundOutputFlags(t, "--no-headers"), doc, auditClock); err != nil {
 		t.Fatal(err)
 	}
-	if doc.MigrateCommand != "" || !strings.Contains(b.String(), "migrate: nothing to migrate") ||
-		strings.Contains(b.String(), "MANAGER") {
-		t.Fatalf("command %q, output:\n%s", doc.MigrateCommand, b.String())
+	if doc.MigrateCommand != "" || !strings.Contains(stderr.String(), "migrate: nothing to migrate") ||
+		strings.Contains(stdout.String(), "migrate:") || strings.Contains(stdout.String(), "MANAGER") {
+		t.Fatalf("command %q, stdout:\n%s\nstderr:\n%s", doc.MigrateCommand, stdout.String(), stderr.String())
 	}
 }
 
@@ -335,7 +401,7 @@ func TestAuditDeclaredWritersVerdict(t *testing.T) {
 	}
 
 	var b bytes.Buffer
-	if err := writeAuditOutput(&b, boundOutputFlags(t), doc, auditClock); err != nil {
+	if err := writeAuditOutput(io.Discard, &b, boundOutputFlags(t), doc, auditClock); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
@@ -343,11 +409,11 @@ func TestAuditDeclaredWritersVerdict(t *testing.T) {
 			"migrate: statusapply migrate widgets -n shop " + strings.Join(want, " ") + "\n",
 	} {
 		if !strings.Contains(b.String(), line) {
-			t.Errorf("table lacks %q:\n%s", line, b.String())
+			t.Errorf("stderr lacks %q:\n%s", line, b.String())
 		}
 	}
 	b.Reset()
-	if err := writeAuditOutput(&b, boundOutputFlags(t, "-o", "json"), doc, auditClock); err != nil {
+	if err := writeAuditOutput(&b, io.Discard, boundOutputFlags(t, "-o", "json"), doc, auditClock); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `"writers": {`) {

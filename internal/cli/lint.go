@@ -45,7 +45,8 @@ cluster that cannot be reached, a --version that no CRD checked serves, or
 bad flags.
 
 -o json and -o yaml print a LintFindingList (cli.statusapply.io/v1alpha1);
--o name prints the CRDs that have findings.`
+-o name prints the CRDs that have findings. The summary line (CRDs checked,
+errors, warnings) goes to stderr, so that stdout holds only the findings.`
 
 const lintExample = `  statusapply lint config/crd/*.yaml
   kustomize build config/default | statusapply lint -
@@ -121,16 +122,7 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 			if err := result.checkVersions(versions); err != nil {
 				return withExitCode(exitUsage, err)
 			}
-			var err error
-			switch out.mode() {
-			case modeDocument:
-				err = out.printDocument(cmd.OutOrStdout(), result)
-			case modeName:
-				err = printNames(cmd.OutOrStdout(), result.crdsWithFindings())
-			default:
-				err = writeLintTable(cmd.OutOrStdout(), out, result)
-			}
-			if err != nil {
+			if err := writeLintOutput(cmd.OutOrStdout(), cmd.ErrOrStderr(), out, result); err != nil {
 				return err
 			}
 			if result.Summary.Errors > 0 {
@@ -272,7 +264,27 @@ func (r *lintOutput) crdsWithFindings() []runtime.Object {
 	return out
 }
 
-// writeLintTable prints the findings, then a summary line.
+// writeLintOutput prints the findings in the format the flags ask for on
+// stdout and, but for documents (which hold the counts), the summary line on
+// stderr, so that stdout holds only what was asked for.
+func writeLintOutput(stdout, stderr io.Writer, out *outputFlags, r lintOutput) error {
+	var err error
+	switch out.mode() {
+	case modeDocument:
+		return out.printDocument(stdout, r)
+	case modeName:
+		err = printNames(stdout, r.crdsWithFindings())
+	default:
+		err = writeLintTable(stdout, out, r)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, r.summaryLine())
+	return nil
+}
+
+// writeLintTable prints the findings as a table; nothing without findings.
 func writeLintTable(w io.Writer, out *outputFlags, r lintOutput) error {
 	t := newTable(schema.GroupKind{},
 		column("Source", false, "the manifest, or cluster"),
@@ -289,13 +301,14 @@ func writeLintTable(w io.Writer, out *outputFlags, r lintOutput) error {
 		}
 		t.row(nil, source, f.CRD, f.Version, f.Path, f.Severity, f.Message)
 	}
-	if err := out.printTables(w, tableOptions{}, t); err != nil {
-		return err
-	}
+	return out.printTables(w, tableOptions{}, t)
+}
+
+// summaryLine counts the CRDs checked and the findings.
+func (r lintOutput) summaryLine() string {
 	s := r.Summary
-	fmt.Fprintf(w, "%s checked: %s, %s\n",
+	return fmt.Sprintf("%s checked: %s, %s",
 		plural(s.CRDs, "CRD", "CRDs"), plural(s.Errors, "error", "errors"), plural(s.Warnings, "warning", "warnings"))
-	return nil
 }
 
 // plural renders a count with its noun.

@@ -42,11 +42,12 @@ func TestLintOutputAdd(t *testing.T) {
 	}
 }
 
-func TestWriteLintTable(t *testing.T) {
+func TestWriteLintOutput(t *testing.T) {
 	tests := []struct {
-		name string
-		r    lintOutput
-		want string
+		name       string
+		r          lintOutput
+		want       string
+		wantStderr string
 	}{
 		{
 			name: "findings from a file and the cluster",
@@ -56,19 +57,72 @@ func TestWriteLintTable(t *testing.T) {
 			}},
 			want: "SOURCE    CRD             VERSION   PATH                SEVERITY   MESSAGE\n" +
 				"f.yaml    a.example.com   v1        status.conditions   error      atomic\n" +
-				"cluster   b.example.com   v2        status.x            warning    map\n" +
-				"2 CRDs checked: 1 error, 1 warning\n",
+				"cluster   b.example.com   v2        status.x            warning    map\n",
+			wantStderr: "2 CRDs checked: 1 error, 1 warning\n",
 		},
-		{name: "clean", r: lintOutput{Summary: lintSummary{CRDs: 1}}, want: "1 CRD checked: 0 errors, 0 warnings\n"},
+		{name: "clean", r: lintOutput{Summary: lintSummary{CRDs: 1}}, wantStderr: "1 CRD checked: 0 errors, 0 warnings\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var b bytes.Buffer
-			if err := writeLintTable(&b, newOutputFlags(), tt.r); err != nil {
+			var stdout, stderr bytes.Buffer
+			if err := writeLintOutput(&stdout, &stderr, boundOutputFlags(t), tt.r); err != nil {
 				t.Fatal(err)
 			}
-			if b.String() != tt.want {
-				t.Fatalf("got\n%s\nwant\n%s", b.String(), tt.want)
+			if stdout.String() != tt.want {
+				t.Errorf("stdout\n%s\nwant\n%s", stdout.String(), tt.want)
+			}
+			if stderr.String() != tt.wantStderr {
+				t.Errorf("stderr %q, want %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+// TestLintStdoutHoldsOnlyTheOutput runs lint as a pipe would: with -o name,
+// --no-headers or a template, stdout holds the names, the rows or the
+// template's output and nothing else; the summary line is on stderr (not
+// for documents, which hold the counts).
+func TestLintStdoutHoldsOnlyTheOutput(t *testing.T) {
+	gadgets, widgets := exampleCRD("demo.statusapply.io_gadgets.yaml"), exampleCRD("demo.statusapply.io_widgets.yaml")
+	const summary = "2 CRDs checked: 1 error, 1 warning\n"
+	tests := []struct {
+		name       string
+		args       []string
+		want       func(string) bool
+		wantStderr string
+	}{{
+		name: "-o name",
+		args: []string{"-o", "name"},
+		want: func(s string) bool {
+			return s == "customresourcedefinition.apiextensions.k8s.io/gadgets.demo.statusapply.io\n"+
+				"customresourcedefinition.apiextensions.k8s.io/widgets.demo.statusapply.io\n"
+		},
+		wantStderr: summary,
+	}, {
+		name: "--no-headers",
+		args: []string{"--no-headers"},
+		want: func(s string) bool {
+			lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+			return len(lines) == 2 && strings.HasPrefix(lines[0], gadgets+" ") && strings.HasPrefix(lines[1], widgets+" ")
+		},
+		wantStderr: summary,
+	}, {
+		name:       "jsonpath",
+		args:       []string{"-o", "jsonpath={.summary.errors}"},
+		want:       func(s string) bool { return s == "1" },
+		wantStderr: "",
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, err := runRoot(t, append([]string{"lint", gadgets, widgets, "--kubeconfig", "does-not-exist"}, tt.args...)...)
+			if ExitCode(err) != exitFindings {
+				t.Fatalf("error = %v, exit code %d, want 1", err, ExitCode(err))
+			}
+			if !tt.want(stdout) {
+				t.Errorf("stdout holds more or less than the output:\n%s", stdout)
+			}
+			if stderr != tt.wantStderr {
+				t.Errorf("stderr %q, want %q", stderr, tt.wantStderr)
 			}
 		})
 	}
@@ -148,11 +202,11 @@ func TestLintVersions(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			stdout, _, err := runRoot(t, append(append([]string{"lint"}, tt.args...), "--kubeconfig", "does-not-exist")...)
+			stdout, stderr, err := runRoot(t, append(append([]string{"lint"}, tt.args...), "--kubeconfig", "does-not-exist")...)
 			if ExitCode(err) != tt.wantCode {
 				t.Fatalf("error = %v, exit code %d, want %d\n%s", err, ExitCode(err), tt.wantCode, stdout)
 			}
-			got := stdout
+			got := stdout + stderr
 			if err != nil {
 				got += err.Error()
 			}

@@ -41,7 +41,9 @@ Cluster commands take the usual kubeconfig flags (--kubeconfig, --context,
 widget/w1, widgets.demo.statusapply.io, -l app=web, -A.
 
 Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get;
--o wide for more detail. -v=N is kubectl's log verbosity (6 logs every request).
+-o wide for more detail. Summary lines, notes and warnings go to stderr, so that
+stdout holds only the output asked for. -v=N is kubectl's log verbosity (6 logs
+every request).
 Exit codes, the same for every command: 0 clean, 1 findings (lint; audit under
 --exit-code) or changes under --exit-code (migrate), 2 usage and tool errors.
 
@@ -107,6 +109,11 @@ func NewPluginCommand() *cobra.Command {
 	spell(root)
 	return root
 }
+
+// displayName is what the command tree calls itself in what it prints for
+// people to run or read: "statusapply", or "kubectl statusapply" under
+// NewPluginCommand, which sets the root's display name.
+func displayName(cmd *cobra.Command) string { return cmd.Root().DisplayName() }
 
 // commandLine matches "statusapply " where an example's command line starts.
 var commandLine = regexp.MustCompile(`(?m)^(\s*)statusapply `)

@@ -175,12 +175,12 @@ func TestLintFilesNeedsNoCluster(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			stdout, _, err := runRoot(t, "lint", exampleCRD(tt.file), "--kubeconfig", "does-not-exist")
+			_, stderr, err := runRoot(t, "lint", exampleCRD(tt.file), "--kubeconfig", "does-not-exist")
 			if ExitCode(err) != tt.wantCode {
 				t.Fatalf("error = %v, exit code %d, want %d", err, ExitCode(err), tt.wantCode)
 			}
-			if !strings.Contains(stdout, tt.want) {
-				t.Fatalf("output misses %q:\n%s", tt.want, stdout)
+			if !strings.Contains(stderr, tt.want) {
+				t.Fatalf("stderr misses the summary %q:\n%s", tt.want, stderr)
 			}
 		})
 	}

@@ -83,7 +83,7 @@ json and -o yaml print a Version document (cli.statusapply.io/v1alpha1).`,
 			if out.mode() == modeDocument {
 				return out.printDocument(cmd.OutOrStdout(), v)
 			}
-			writeVersion(cmd.OutOrStdout(), cmd.Root().DisplayName(), v)
+			writeVersion(cmd.OutOrStdout(), displayName(cmd), v)
 			return nil
 		},
 	}

@@ -157,15 +157,37 @@ var _ = Describe("audit", func() {
 		r, _ = audit(ctx, "--exit-code")
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
 
-		By("the table says the same")
+		By("the table says the same: the tables on stdout, the count, the verdict and the notes on stderr")
 		r = run(ctx, "audit", "widgets", "-n", ns)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(HavePrefix("widgets.demo.statusapply.io in namespace " + ns +
+		Expect(r.stderr).To(HavePrefix("widgets.demo.statusapply.io in namespace " + ns +
 			": 7 objects, 2 never tracked (no managedFields), 2 with before-first-apply\n"))
+		Expect(r.stdout).To(HavePrefix("MANAGER "))
 		Expect(lineWith(r.stdout, legacyManager+" ", "Update", "status", " 3 ", "A(3),B(3)", ".status.phase(3)",
 			"legacy writer; active within 24h")).NotTo(BeEmpty())
 		Expect(lineWith(r.stdout, "condition A", legacyManager+",wa", " 3")).NotTo(BeEmpty())
-		Expect(r.stdout).To(ContainSubstring("\nmigrate: " + out.MigrateCommand + "\n"))
+		Expect(r.stderr).To(ContainSubstring("\nmigrate: " + out.MigrateCommand + "\n"))
+		Expect(r.stderr).To(ContainSubstring("\nnote: "))
+
+		By("--no-headers: stdout holds the rows alone, for a pipe")
+		r = run(ctx, "audit", "widgets", "-n", ns, "--no-headers")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).NotTo(BeEmpty())
+		for line := range strings.Lines(r.stdout) {
+			Expect(line).NotTo(Or(ContainSubstring(": "), ContainSubstring("MANAGER")), "a line that is no table row")
+		}
+		Expect(lineWith(r.stdout, legacyManager+" ", "Update", "status", " 3 ")).NotTo(BeEmpty())
+		Expect(r.stderr).To(HavePrefix("widgets.demo.statusapply.io in namespace " + ns + ": 7 objects"))
+		Expect(r.stderr).To(ContainSubstring("\nmigrate: " + out.MigrateCommand + "\n"))
+
+		By("as the kubectl plugin, the command to run says kubectl statusapply, unquoted")
+		r = runPlugin(ctx, "audit", "widgets", "-n", ns)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(ContainSubstring("\nmigrate: kubectl " + out.MigrateCommand + "\n"))
+		r = runPlugin(ctx, "audit", "widgets", "-n", ns, "-o", "jsonpath={.migrateCommand}")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stdout).To(Equal("kubectl " + out.MigrateCommand))
+		Expect(r.stderr).To(BeEmpty())
 
 		By("the printed command, as printed, is accepted by migrate: a dry run first")
 		args := strings.Fields(strings.TrimPrefix(out.MigrateCommand, "statusapply "))
@@ -200,12 +222,15 @@ var _ = Describe("audit", func() {
 	It("reports what it cannot check instead of failing, and an empty selection", func(ctx context.Context) {
 		r := run(ctx, "audit", "configmaps", "-n", ns)
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(ContainSubstring("schema: not checked: configmaps is a built-in resource"))
+		Expect(r.stderr).To(ContainSubstring("schema: not checked: configmaps is a built-in resource"))
+		Expect(r.stdout).To(BeEmpty(), "no object and no schema: no table")
 
 		r = run(ctx, "audit", "widgets", "-n", ns, "-l", "app=none")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring("no widgets.demo.statusapply.io found in namespace " + ns + " matching app=none"))
-		Expect(r.stdout).To(ContainSubstring("migrate: nothing to migrate"))
+		Expect(r.stderr).To(ContainSubstring("migrate: nothing to migrate"))
+		Expect(r.stdout).To(HavePrefix("SCHEMA FINDING "), "the schema's table alone")
+		Expect(r.stdout).NotTo(ContainSubstring("migrate:"))
 
 		r = run(ctx, "audit", "widgets,gadgets", "-n", ns)
 		Expect(cli.ExitCode(r.err)).To(Equal(2))

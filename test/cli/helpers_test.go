@@ -11,6 +11,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,17 +38,29 @@ func run(ctx context.Context, args ...string) result {
 	return runThrough(ctx, kubeconfig, args...)
 }
 
+// runPlugin is run with the command tree of the kubectl plugin.
+func runPlugin(ctx context.Context, args ...string) result {
+	GinkgoHelper()
+	return runTree(ctx, cli.NewPluginCommand(), kubeconfig, args...)
+}
+
 // runThrough is run with another kubeconfig file.
 func runThrough(ctx context.Context, kubeconfig string, args ...string) result {
 	GinkgoHelper()
-	root := cli.NewRootCommand()
+	return runTree(ctx, cli.NewRootCommand(), kubeconfig, args...)
+}
+
+// runTree executes the command tree root in-process with args, connected to
+// an API server through the kubeconfig file.
+func runTree(ctx context.Context, root *cobra.Command, kubeconfig string, args ...string) result {
+	GinkgoHelper()
 	var stdout, stderr bytes.Buffer
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
 	root.SetIn(strings.NewReader(""))
 	root.SetArgs(append(slices.Clone(args), "--kubeconfig", kubeconfig, "--cache-dir", cacheDir))
 	err := root.ExecuteContext(ctx)
-	GinkgoWriter.Printf("$ statusapply %s\n%s%s", strings.Join(args, " "), stdout.String(), stderr.String())
+	GinkgoWriter.Printf("$ %s %s\n%s%s", root.DisplayName(), strings.Join(args, " "), stdout.String(), stderr.String())
 	if err != nil {
 		GinkgoWriter.Printf("error: %v\n", err)
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -26,7 +27,8 @@ var _ = Describe("lint", func() {
 		Expect(lineWith(r.stdout, gadgets, "gadgets.demo.statusapply.io", "v1alpha1", "status.conditions", "error",
 			"+listType=map and +listMapKey=type")).NotTo(BeEmpty())
 		Expect(lineWith(r.stdout, widgets, "widgets.demo.statusapply.io", "v1alpha1", "status.plan.steps", "warning")).NotTo(BeEmpty())
-		Expect(r.stdout).To(ContainSubstring("2 CRDs checked: 1 error, 1 warning"))
+		Expect(r.stdout).NotTo(ContainSubstring("checked"), "the summary line is not part of the table")
+		Expect(r.stderr).To(ContainSubstring("2 CRDs checked: 1 error, 1 warning\n"))
 
 		r = run(ctx, "lint", gadgets, "-o", "json")
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
@@ -46,7 +48,7 @@ var _ = Describe("lint", func() {
 		r := run(ctx, "lint", widgets)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(cli.ExitCode(r.err)).To(Equal(0))
-		Expect(r.stdout).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
+		Expect(r.stderr).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
 
 		r = run(ctx, "lint", widgets, "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
@@ -64,9 +66,18 @@ var _ = Describe("lint", func() {
 		r = run(ctx, "lint", gadgets, widgets, "-o", "jsonpath={.summary.errors} {.items[*].severity}")
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
 		Expect(r.stdout).To(Equal("1 error warning"))
+		Expect(r.stderr).NotTo(ContainSubstring("checked"), "a document holds the counts")
 		r = run(ctx, "lint", gadgets, widgets, "-o", "name")
-		Expect(r.stdout).To(Equal("customresourcedefinition.apiextensions.k8s.io/gadgets.demo.statusapply.io\n" +
-			"customresourcedefinition.apiextensions.k8s.io/widgets.demo.statusapply.io\n"))
+		Expect(r.stdout).To(Equal("customresourcedefinition.apiextensions.k8s.io/gadgets.demo.statusapply.io\n"+
+			"customresourcedefinition.apiextensions.k8s.io/widgets.demo.statusapply.io\n"), "the names and nothing else")
+		Expect(r.stderr).To(Equal("2 CRDs checked: 1 error, 1 warning\n"))
+
+		By("--no-headers: the rows alone on stdout, ready for a pipe")
+		r = run(ctx, "lint", gadgets, widgets, "--no-headers")
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		Expect(strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")).To(HaveExactElements(
+			HavePrefix(gadgets+" "), HavePrefix(widgets+" ")), "one row per finding, no header, no summary")
+		Expect(r.stderr).To(Equal("2 CRDs checked: 1 error, 1 warning\n"))
 	})
 
 	It("checks the cluster's CRDs without files, or with --cluster-crds", func(ctx context.Context) {
@@ -93,7 +104,7 @@ var _ = Describe("lint", func() {
 		Expect(r.err).NotTo(HaveOccurred(), "a warning does not fail lint")
 		Expect(lineWith(r.stdout, machines, machineCRDName, "v1beta1", "status.conditions", "warning",
 			"is served but is not the storage version (v1beta2)", "crds-you-do-not-own.md")).NotTo(BeEmpty())
-		Expect(r.stdout).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
+		Expect(r.stderr).To(ContainSubstring("1 CRD checked: 0 errors, 1 warning"))
 
 		r = run(ctx, "lint", machines, "-o", "json")
 		Expect(r.err).NotTo(HaveOccurred())
@@ -106,7 +117,8 @@ var _ = Describe("lint", func() {
 		By("--version v1beta2: only the version the writers send, which is clean")
 		r = run(ctx, "lint", machines, "--version", "v1beta2")
 		Expect(r.err).NotTo(HaveOccurred())
-		Expect(r.stdout).To(Equal("1 CRD checked: 0 errors, 0 warnings\n"))
+		Expect(r.stdout).To(BeEmpty(), "no finding, no table")
+		Expect(r.stderr).To(Equal("1 CRD checked: 0 errors, 0 warnings\n"))
 
 		By("the cluster's CRDs: the same warning from the installed CRD; --version skips Gadget's v1alpha1")
 		r = run(ctx, "lint")
@@ -119,7 +131,7 @@ var _ = Describe("lint", func() {
 		By("the controls: the storage version's error still fails, and a version nothing serves is a usage error")
 		r = run(ctx, "lint", machines, crdFile("demo.statusapply.io_gadgets.yaml"), "--version", "v1beta2", "--version", "v1alpha1")
 		Expect(cli.ExitCode(r.err)).To(Equal(1))
-		Expect(r.stdout).To(ContainSubstring("2 CRDs checked: 1 error, 0 warnings"))
+		Expect(r.stderr).To(ContainSubstring("2 CRDs checked: 1 error, 0 warnings"))
 		r = run(ctx, "lint", machines, "--version", "v1beta3")
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
 		Expect(r.err.Error()).To(ContainSubstring("--version v1beta3: no CRD checked serves it"))

@@ -98,13 +98,14 @@ var _ = Describe("migrate's plan checks", func() {
 	})
 
 	It("warns about a destination that applies on none of the objects, refuses it under --exit-code, and accepts it named with --new-destination", func(ctx context.Context) {
+		const misspelt = "sumary" //nolint:misspell // the misspelled destination the spec is about
 		fleet(ctx, 3)
 		before := versions(ctx)
-		warning := "warning: --from " + legacyManager + "=sumary: sumary applies on none of the 3 objects " +
+		warning := "warning: --from " + legacyManager + "=" + misspelt + ": " + misspelt + " applies on none of the 3 objects " +
 			"(apply managers there: summary)"
 
 		By("a dry run warns on stderr and goes on")
-		r := run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=sumary")
+		r := run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"="+misspelt)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring(warning))
 		Expect(r.stderr).To(ContainSubstring("--new-destination"))
@@ -112,29 +113,29 @@ var _ = Describe("migrate's plan checks", func() {
 
 		By("--exit-code refuses it, with --apply too, and writes nothing")
 		for _, extra := range [][]string{{"--exit-code"}, {"--exit-code", "--apply"}} {
-			r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=sumary"}, extra...)...)
+			r = run(ctx, append([]string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=" + misspelt}, extra...)...)
 			Expect(cli.ExitCode(r.err)).To(Equal(2), "%v", extra)
-			Expect(r.err).To(MatchError(ContainSubstring("sumary applies on none of the 3 objects")), "%v", extra)
+			Expect(r.err).To(MatchError(ContainSubstring(misspelt+" applies on none of the 3 objects")), "%v", extra)
 			Expect(r.err).To(MatchError(ContainSubstring("refused under --exit-code")), "%v", extra)
 			Expect(r.stdout).To(BeEmpty())
 		}
 		Expect(versions(ctx)).To(Equal(before), "nothing was written")
 
 		By("the control: named with --new-destination, the gate works as usual and nothing warns")
-		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=sumary", "--new-destination", "sumary", "--exit-code")
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"="+misspelt, "--new-destination", misspelt, "--exit-code")
 		Expect(cli.ExitCode(r.err)).To(Equal(1), "it would change something")
 		Expect(r.stderr).NotTo(ContainSubstring("warning"))
 
 		By("a --new-destination the plan does not hand anything to is a usage error")
-		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=sumary", "--new-destination", "readiness")
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"="+misspelt, "--new-destination", "readiness")
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
 		Expect(r.err).To(MatchError(ContainSubstring("--new-destination readiness: no --from or --condition hands fields to readiness")))
 
 		By("--apply without it warns, and writes")
-		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=sumary", "--apply")
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", legacyManager+"="+misspelt, "--apply")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring(warning))
-		Expect(inspect(ctx, keys[2]).ConditionTypes()).To(Equal(map[string][]string{"sumary": {"A", "B"}}))
+		Expect(inspect(ctx, keys[2]).ConditionTypes()).To(Equal(map[string][]string{misspelt: {"A", "B"}}))
 	})
 })
 
