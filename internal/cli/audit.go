@@ -276,6 +276,14 @@ func migrateCommand(name, resourceArg string, doc auditOutput, allNamespaces boo
 		parts = append(parts, "-l", doc.Selector)
 	}
 	parts = append(parts, doc.Verdict.Flags...)
+	// A declared writer is new: it may apply on none of the objects yet,
+	// which migrate would otherwise take for a misspelled destination.
+	for _, w := range slices.Sorted(maps.Keys(doc.Verdict.Writers)) {
+		if slices.Contains(slices.Collect(maps.Values(doc.Verdict.Conditions)), w) ||
+			slices.Contains(slices.Collect(maps.Values(doc.Verdict.Managers)), w) {
+			parts = append(parts, "--new-destination", w)
+		}
+	}
 	for i, p := range parts {
 		parts[i] = shellQuote(p)
 	}

@@ -406,7 +406,8 @@ func TestAuditDeclaredWritersVerdict(t *testing.T) {
 	}
 	for _, line := range []string{
 		"declared writer: networking writes .status.phase, B\ndeclared writer: readiness writes A\n" +
-			"migrate: statusapply migrate widgets -n shop " + strings.Join(want, " ") + "\n",
+			"migrate: statusapply migrate widgets -n shop " + strings.Join(want, " ") +
+			" --new-destination networking --new-destination readiness\n",
 	} {
 		if !strings.Contains(b.String(), line) {
 			t.Errorf("stderr lacks %q:\n%s", line, b.String())

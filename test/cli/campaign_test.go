@@ -308,7 +308,8 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 		Expect(out.Verdict.Flags).To(Equal(flags))
 		Expect(out.Verdict.Unresolved).To(BeEmpty())
 		Expect(out.Verdict.Writers).To(Equal(map[string][]string{machineReadiness: {"Ready"}, machineNetwork: {"NetworkReady"}}))
-		Expect(out.MigrateCommand).To(Equal("statusapply migrate " + resource + " -n " + ns + " " + strings.Join(flags, " ")))
+		Expect(out.MigrateCommand).To(Equal("statusapply migrate " + resource + " -n " + ns + " " + strings.Join(flags, " ") +
+			" --new-destination " + machineNetwork + " --new-destination " + machineReadiness))
 
 		readiness, network := switchWriters(ctx)
 
