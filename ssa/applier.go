@@ -182,18 +182,6 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 	}
 }
 
-// optionsOf returns the options opts set, without a copy when they are one
-// *ApplyOptions, as a batch's entry passes them: the caller must not modify
-// what it returns.
-func optionsOf(opts []ApplyOption) *ApplyOptions {
-	if len(opts) == 1 {
-		if o, ok := opts[0].(*ApplyOptions); ok && o != nil {
-			return o
-		}
-	}
-	return new(ApplyOptions).ApplyOptions(opts)
-}
-
 // applyRun is one Apply in progress: what it writes, how, and its result so
 // far. Each step below is one phase of an attempt.
 type applyRun struct {

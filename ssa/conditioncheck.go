@@ -181,9 +181,6 @@ func printable(t metav1.Time) bool {
 // 63-byte name.
 const maxConditionType = 316
 
-// maxConditionMessage is the longest message metav1validation.ValidateCondition accepts.
-const maxConditionMessage = 32768
-
 // conditionFrom reads a condition from unstructured content. A field of the
 // wrong type, or a lastTransitionTime that is not a date-time both for the
 // API server (its format check, strfmt.IsDateTime) and for metav1.Time (RFC

@@ -75,9 +75,6 @@ type ownedState struct {
 	content map[string]any // owned values without identity; nil until needed when last is set
 	last    *acForm        // the form last asked for, or applied; nil until then
 
-	// series is the metrics series of the state's target, once looked up.
-	series atomic.Pointer[targetMetrics]
-
 	// The state's place in the Applier's ownedCache, guarded by the
 	// cache's lock: its key (whose uid is its object's, shared), and its
 	// neighbours in recency order. A state is its own list element.
@@ -182,16 +179,6 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.U
 	s.last = f
 	s.mu.Unlock()
 	return f, nil
-}
-
-// seriesOf returns the metrics series of t, the state's target.
-func (s *ownedState) seriesOf(m *metrics, t *Target) *targetMetrics {
-	if p := s.series.Load(); p != nil {
-		return p
-	}
-	p := m.of(t)
-	s.series.Store(p)
-	return p
 }
 
 // at returns the same state at another resourceVersion.
