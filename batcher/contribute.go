@@ -24,12 +24,10 @@ import (
 // The caller's contract: a Mutator runs at Flush, not when queued, and runs
 // again against a fresh read each time a Guarded entry is retried, so it must
 // be a deterministic function of observed, with no side effects (no
-// requests, no writes to shared state). observed must not be modified or
-// kept after the mutator returns; ac must not be kept either, nor given maps
-// or slices that something else keeps (observed's included): when a Flush
-// finds that the mutators changed nothing, a later Flush may hand the same
-// ac to the mutators again. Set fresh values, as the generated With builders
-// and ssa.SetCondition do.
+// requests, no writes to shared state). observed must not be modified. ac
+// is the mutators' own for one build: they may put into it maps and slices
+// that observed holds, and nothing of it reaches another build, the Applier's
+// memory of what the manager owns, or the caller's objects.
 type Mutator[O client.Object, AC any] func(ac AC, observed O) error
 
 // Status queues mutate to edit what manager applies to obj's status

@@ -50,11 +50,9 @@ type TypedBuild struct {
 	Type reflect.Type
 	// Mutate edits ac, of Type, already holding the object's identity and, in
 	// incremental mode, what the manager owns. observed must not be modified.
-	// ac is the Applier's copy: when the edit leaves it equal to what the
-	// manager owns, the next build of the same manager's entry may start
-	// from it again. So Mutate must not keep ac, nor put into it maps or
-	// slices that something else keeps (such as observed's): set fresh
-	// values, as the generated With builders and SetCondition do.
+	// ac is a copy of its own for this one build: nothing else holds it, and
+	// what was sent is remembered as another copy, so Mutate may put into it
+	// maps and slices that observed holds, or keep it.
 	// An error wrapping ErrBuildUntyped, returned before anything else could
 	// have been decided, makes Apply build this intent with Build.Func
 	// instead: for a Type that can hold only some intents, and an observation
@@ -166,8 +164,13 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // Apply is the one-Target form of what batcher.Batch.Flush does for every
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
+	answered, built, err := a.lookRemembered(ctx, &t, observed, b, optionsOf(opts))
+	if answered {
+		return Result{Object: observed, Observed: observed}, err
+	}
 	run := a.newRun(ctx, t, observed, b, opts)
 	defer a.endRun(run)
+	run.built = built
 	if err := run.check(); err != nil {
 		return run.fail(err)
 	}
@@ -180,6 +183,18 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 			return run.res, nil
 		}
 	}
+}
+
+// optionsOf returns the options opts set, without a copy when they are one
+// *ApplyOptions, as a batch's entry passes them: the caller must not modify
+// what it returns.
+func optionsOf(opts []ApplyOption) *ApplyOptions {
+	if len(opts) == 1 {
+		if o, ok := opts[0].(*ApplyOptions); ok && o != nil {
+			return o
+		}
+	}
+	return new(ApplyOptions).ApplyOptions(opts)
 }
 
 // applyRun is one Apply in progress: what it writes, how, and its result so
@@ -200,6 +215,9 @@ type applyRun struct {
 	// reread is set once the run read the object again for a build that
 	// needed its managedFields.
 	reread bool
+	// built is the intent lookRemembered built and found changed, for the
+	// first attempt (see prepare); nil when there is none.
+	built *builtIntent
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
@@ -309,7 +327,8 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res, r.built)
+	r.built = nil // a retry builds on its fresh read
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
 		// The build needs the managedFields the observation lacks, which a
 		// remembered state does not hold: read them, once.

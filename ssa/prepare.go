@@ -48,11 +48,15 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 // anything. The typed path is taken when b has one, nothing needs the
 // intent as unstructured content (a guarded apply rebuilds it, a yielding
 // policy edits it) and its Mutate does not decline (ErrBuildUntyped).
+//
+// built, when not nil, is the intent lookRemembered built on the form it
+// names and found changed: it is sent rather than built again when st still
+// has that form.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, res *Result) (*prepared, error) {
-	if b.Typed != nil && !opts.Guarded && !policy.Yields() {
+	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
+	if a.typedPath(b, &opts, policy) {
 		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
-			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode)
+			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, built)
 			if !errors.Is(err, ErrBuildUntyped) {
 				return p, err
 			}
@@ -68,22 +72,29 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // edits a copy of its own, which nothing else holds: whatever the mutators
 // put into it, or keep of it, never reaches another build or the owned
 // state.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode) (*prepared, error) {
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode,
+	built *builtIntent) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
 	}
 	var ac any
-	if mode == Incremental {
+	mutated := false
+	switch {
+	case built != nil && built.form == owned && built.typed == tb && mode == Incremental:
+		ac, mutated = built.ac, true // the mutators ran on this copy already
+	case mode == Incremental:
 		ac = deepCopyAC(owned.ac)
-	} else {
+	default:
 		if ac, err = newACFrom(tb.Type, lay, withIdentity(t, nil)); err != nil {
 			return nil, err
 		}
 		lay.setUID(ac, obs.GetUID())
 	}
-	if err := tb.Mutate(ac, obs); err != nil {
-		return nil, err
+	if !mutated {
+		if err := tb.Mutate(ac, obs); err != nil {
+			return nil, err
+		}
 	}
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
@@ -258,4 +269,13 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	res.Yielded = d.Conflicts
 	a.logger(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
 	return sendNothing, nil
+}
+
+// typedPath reports whether b's intent is built in its own apply
+// configuration type: b has a typed build, and nothing needs the intent as
+// unstructured content (a guarded apply rebuilds it on a fresh read, a
+// yielding policy edits it). It is decided here alone, for lookRemembered
+// and for the run.
+func (a *Applier) typedPath(b Build, opts *ApplyOptions, policy conflicts.Policy) bool {
+	return b.Typed != nil && !opts.Guarded && !policy.Yields()
 }

@@ -103,3 +103,38 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 		})
 	}
 }
+
+// An intent the look at the remembered state finds changed is built once:
+// the run sends the copy the mutators edited rather than running them again.
+// The control builds with another *TypedBuild of the same mutators, which the
+// look's intent must not serve: the run builds its own.
+func TestLookHandsAChangedIntentToTheRun(t *testing.T) {
+	for _, control := range []bool{false, true} {
+		t.Run(fmt.Sprintf("control=%v", control), func(t *testing.T) {
+			h, res := appliedOn(t)
+			calls := 0
+			b := widgetBuild("Off", nil)
+			mutate := b.Typed.Mutate
+			b.Typed = &TypedBuild{Type: b.Typed.Type, Mutate: func(ac any, observed client.Object) error {
+				calls++
+				return mutate(ac, observed)
+			}}
+			answered, built, err := h.a.lookRemembered(context.Background(), &h.t, res.Object, b, &ApplyOptions{})
+			if answered || err != nil || built == nil || calls != 1 {
+				t.Fatalf("look: answered %v, err %v, built %v, %d builds", answered, err, built != nil, calls)
+			}
+			if control {
+				other := *b.Typed
+				b.Typed = &other
+			}
+			st := h.a.owned.get(ownedKey{uid: res.Object.GetUID(), manager: h.t.Manager, sub: h.t.Subresource})
+			in, err := h.a.prepare(context.Background(), h.t, st, res.Object, b, ApplyOptions{}, h.a.policy(h.t.Manager, &ApplyOptions{}), &Result{}, built)
+			if err != nil || in.unchanged {
+				t.Fatalf("prepare: %v, unchanged %v", err, in != nil && in.unchanged)
+			}
+			if want := map[bool]int{false: 1, true: 2}[control]; calls != want {
+				t.Fatalf("mutators ran %d times, want %d", calls, want)
+			}
+		})
+	}
+}

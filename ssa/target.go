@@ -60,7 +60,7 @@ func (t Target) Validate() error {
 }
 
 // objectError is what Validate finds wrong with the object t names: no kind,
-// version or name. The steady look checks this part alone (see steady).
+// version or name.
 func objectError(t *Target) error {
 	switch {
 	case t.GVK.Kind == "" || t.GVK.Version == "":
