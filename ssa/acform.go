@@ -3,7 +3,6 @@ package ssa
 import (
 	"fmt"
 	"reflect"
-	"strings"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -36,18 +35,9 @@ type acLayout struct {
 	typ reflect.Type
 	// meta is the index path of the embedded *ObjectMetaApplyConfiguration.
 	meta []int
-	// typeMeta is the index path of the embedded TypeMetaApplyConfiguration;
-	// nil when there is none.
-	typeMeta []int
-	// identityByName is set when the type metadata's fields are inlined in
-	// JSON and the object metadata is under "metadata", as generated types
-	// have them (see acFromConditions).
-	identityByName bool
 	// conditions is the index path of Status.Conditions when it is a list of
-	// metav1 ConditionApplyConfiguration; nil otherwise. statusByName is set
-	// when they are under "status" and "conditions" in JSON.
-	conditions   []int
-	statusByName bool
+	// metav1 ConditionApplyConfiguration; nil otherwise.
+	conditions []int
 	// equal compares two values of the struct the type points to (see
 	// acLayout.equalAC).
 	equal equalFunc
@@ -93,36 +83,22 @@ func findLayout(typ reflect.Type) *acLayout {
 	}
 	st := typ.Elem()
 	lay := &acLayout{typ: typ}
-	metaByName, typeMetaInlined := false, false
 	for i := range st.NumField() {
 		f := st.Field(i)
 		if f.Anonymous && f.Type == objectMetaACType {
 			lay.meta = []int{i}
-			metaByName = jsonName(f) == "metadata"
-		}
-		if f.Anonymous && f.Type == typeMetaACType {
-			lay.typeMeta = []int{i}
-			typeMetaInlined = jsonName(f) == ""
 		}
 		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
 			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
 				lay.conditions = []int{i, c.Index[0]}
-				lay.statusByName = jsonName(f) == "status" && jsonName(c) == "conditions"
 			}
 		}
 	}
 	if lay.meta == nil {
 		return nil
 	}
-	lay.identityByName = metaByName && typeMetaInlined
 	lay.equal = compileEqual(st)
 	return lay
-}
-
-// jsonName is the name f has in JSON.
-func jsonName(f reflect.StructField) string {
-	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-	return name
 }
 
 // equalAC reports whether two apply configurations of the layout's type

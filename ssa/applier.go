@@ -362,8 +362,8 @@ func (r *applyRun) skipped() {
 }
 
 // skippedApply counts, unless in a dry run, and logs at V(1) an apply of t
-// that was not sent because it changed nothing: a run's, or one the steady
-// look answered.
+// that was not sent because it changed nothing: a run's, or one
+// lookRemembered answered.
 func skippedApply(logger logr.Logger, t *Target, series *targetMetrics, dryRun bool) {
 	if !dryRun {
 		series.skipped.get().Inc()
