@@ -991,7 +991,7 @@ func TestApplyLogsToTheContextLogger(t *testing.T) {
 	var lines []string
 	logger := funcr.New(func(prefix, args string) { lines = append(lines, args) }, funcr.Options{Verbosity: 1})
 	ctx := logr.NewContext(context.Background(), logger)
-	if _, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("", nil)); err != nil {
+	if _, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil)); err != nil {
 		t.Fatal(err)
 	}
 	if len(lines) != 1 || !strings.Contains(lines[0], `"msg"="applied"`) || !strings.Contains(lines[0], "Widget ns/w1") {

@@ -104,6 +104,9 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		// send and nothing to check.
 		return a.unchanged, nil
 	}
+	if pruneEmptyStructs(reflect.ValueOf(ac)) || lay.equalAC(ac, owned.ac) {
+		return a.unchanged, nil
+	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
 		ownedConds, _ := lay.statusConditions(owned.ac)
 		if err := a.checkConditions(t, conds, ownedConds, nil, nil); err != nil {
@@ -278,4 +281,63 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 // and for the run.
 func (a *Applier) typedPath(b Build, opts *ApplyOptions, policy conflicts.Policy) bool {
 	return b.Typed != nil && !opts.Guarded && !policy.Yields()
+}
+
+// pruneEmptyStructs sets to nil every pointer to an apply configuration
+// struct below v that holds nothing once its own fields are pruned, as
+// pruneEmpty removes empty objects from unstructured content: an apply must
+// not claim an empty struct no mutator filled (a status whose last condition
+// was removed). It reports whether v itself holds nothing. Structs with
+// unexported fields (a time) are values, never pruned.
+func pruneEmptyStructs(v reflect.Value) (empty bool) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return true
+		}
+		if !prunable(v.Type().Elem()) || !pruneEmptyStructs(v.Elem()) {
+			return false
+		}
+		if v.CanSet() {
+			v.SetZero()
+		}
+		return true
+	case reflect.Map:
+		if v.Len() > 0 {
+			return false
+		}
+		if v.CanSet() {
+			v.SetZero() // an empty map is an empty object
+		}
+		return true
+	case reflect.Struct:
+		empty = true
+		for i := range v.NumField() {
+			f := v.Field(i)
+			switch {
+			case f.Kind() == reflect.Pointer || f.Kind() == reflect.Map || f.Kind() == reflect.Struct && prunable(f.Type()):
+				empty = pruneEmptyStructs(f) && empty
+			case f.Kind() == reflect.Slice:
+				empty = empty && f.Len() == 0 // omitempty leaves an empty list out
+			case !f.IsZero():
+				empty = false
+			}
+		}
+		return empty
+	}
+	return v.IsZero()
+}
+
+// prunable reports whether t is a struct of exported fields alone, as apply
+// configurations are.
+func prunable(t reflect.Type) bool {
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if !t.Field(i).IsExported() {
+			return false
+		}
+	}
+	return true
 }

@@ -39,18 +39,6 @@ var disagreements = map[[2]string]string{
 		"typed Edits, remembering Applier ends as typed Mutators, remembering Applier"}: "error nil (Mutator) != batcher.ErrRemovesForeignField (Edit)",
 	{"a manager removes another manager's condition",
 		"unstructured Edits, remembering Applier ends as unstructured Mutators, remembering Applier"}: "error nil (Mutator) != batcher.ErrRemovesForeignField (Edit)",
-
-	// Removing the last condition a manager owns leaves the typed apply
-	// configuration's status allocated and empty. The typed build sends
-	// "status":{} and the API server records readiness as the owner of
-	// .status, so readiness keeps a status entry that owns nothing else. The
-	// unstructured build prunes empty objects before sending (no status at
-	// all) and the Edit sends "status":{"conditions":[]}; after either,
-	// readiness owns nothing. The conditions, phase and attributes are equal.
-	{"a manager removes the only condition it owns",
-		"typed Edits, remembering Applier ends as typed Mutators, remembering Applier"}: "owners of .status: [readiness (Apply)] (typed Mutator) != [] (typed Edit)",
-	{"a manager removes the only condition it owns",
-		"unstructured Mutators, remembering Applier ends as typed Mutators, remembering Applier"}: "owners of .status: [readiness (Apply)] (typed Mutator) != [] (unstructured Mutator)",
 }
 
 // specTexts collects the text of every generated spec, by scenario, so that
