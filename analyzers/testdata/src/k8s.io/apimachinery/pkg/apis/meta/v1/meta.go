@@ -18,3 +18,5 @@ type Condition struct {
 type ObjectMeta struct{ Name, Namespace string }
 
 func (m *ObjectMeta) GetName() string { return m.Name }
+
+func NewTime(t time.Time) Time { return Time{t} }
