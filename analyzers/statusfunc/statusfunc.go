@@ -64,6 +64,7 @@ func run(pass *analysis.Pass) (any, error) {
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	defs := lookup.NewDefs(pass.TypesInfo, ins)
 	decls := funcDecls(pass)
+	m := managers{pass: pass, forwarded: map[*types.Func]map[int]string{}}
 	for cur := range ins.Root().Preorder((*ast.CallExpr)(nil)) {
 		call := cur.Node().(*ast.CallExpr)
 		fn := lookup.Callee(pass.TypesInfo, call)
@@ -72,31 +73,102 @@ func run(pass *analysis.Pass) (any, error) {
 			if len(call.Args) < 4 {
 				continue
 			}
-			checkManager(pass, fn, call.Args[2])
+			m.check(cur, qualified(fn), call.Args[2])
 			checkFunc(pass, defs, decls, fn, call.Args[3])
 		case lookup.IsFunc(fn, lookup.ConditionsPkg, "Status", "StatusUnstructured"):
 			if len(call.Args) >= 3 {
-				checkManager(pass, fn, call.Args[2])
+				m.check(cur, qualified(fn), call.Args[2])
 			}
+		}
+	}
+	// A helper of the package that hands its own parameter on as the
+	// manager has its callers' arguments checked instead, through as many
+	// helpers as hand it on.
+	for checked := map[*ast.CallExpr]bool{}; len(m.forwarded) > 0; {
+		before := len(checked)
+		for cur := range ins.Root().Preorder((*ast.CallExpr)(nil)) {
+			call := cur.Node().(*ast.CallExpr)
+			fn := lookup.Callee(pass.TypesInfo, call)
+			if checked[call] || m.forwarded[fn] == nil {
+				continue
+			}
+			checked[call] = true
+			for i, contrib := range m.forwarded[fn] {
+				if i < len(call.Args) {
+					m.check(cur, contrib+" through "+fn.Name(), call.Args[i])
+				}
+			}
+		}
+		if len(checked) == before {
+			break
 		}
 	}
 	return nil, nil
 }
 
-func qualified(fn *types.Func) string { return fn.Pkg().Name() + "." + fn.Name() }
+// managers checks field manager arguments.
+type managers struct {
+	pass *analysis.Pass
+	// forwarded maps the package's functions that hand a parameter on as a
+	// manager to the parameter's index and the call it reaches.
+	forwarded map[*types.Func]map[int]string
+}
 
-// checkManager reports a manager argument that is not a constant the API
-// server accepts.
-func checkManager(pass *analysis.Pass, fn *types.Func, arg ast.Expr) {
-	tv := pass.TypesInfo.Types[arg]
+// check reports a manager argument that is not a constant the API server
+// accepts, unless it is a parameter of the function it is in, whose callers
+// are checked instead.
+func (m *managers) check(cur inspector.Cursor, contrib string, arg ast.Expr) {
+	info := m.pass.TypesInfo
+	tv := info.Types[arg]
 	if tv.Value == nil || tv.Value.Kind() != constant.String {
-		pass.Reportf(arg.Pos(), "the field manager of %s is not a constant: a manager's name is its identity in managedFields across restarts and releases, so name each writer with a constant", qualified(fn))
+		if fn, i, ok := paramOf(info, cur, arg); ok {
+			if m.forwarded[fn] == nil {
+				m.forwarded[fn] = map[int]string{}
+			}
+			m.forwarded[fn][i] = contrib
+			return
+		}
+		m.pass.Reportf(arg.Pos(), "the field manager of %s is not a constant: a manager's name is its identity in managedFields across restarts and releases, so name each writer with a constant", contrib)
 		return
 	}
 	if err := ssa.ValidateFieldManager(constant.StringVal(tv.Value)); err != nil {
-		pass.Reportf(arg.Pos(), "the field manager of %s is refused: %v", qualified(fn), err)
+		m.pass.Reportf(arg.Pos(), "the field manager of %s is refused: %v", contrib, err)
 	}
 }
+
+// paramOf reports whether arg names a parameter of the function declaration
+// the call is in, and which.
+func paramOf(info *types.Info, cur inspector.Cursor, arg ast.Expr) (*types.Func, int, bool) {
+	id, ok := ast.Unparen(arg).(*ast.Ident)
+	if !ok {
+		return nil, 0, false
+	}
+	obj := info.ObjectOf(id)
+	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+		fd, ok := c.Node().(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		fn, _ := info.Defs[fd.Name].(*types.Func)
+		i := 0
+		for _, f := range fd.Type.Params.List {
+			for _, n := range f.Names {
+				if info.Defs[n] == obj && fn != nil {
+					_, variadic := f.Type.(*ast.Ellipsis)
+					return fn, i, !variadic
+				}
+				i++
+			}
+			if len(f.Names) == 0 {
+				i++
+			}
+		}
+		return nil, 0, false
+	}
+	return nil, 0, false
+}
+
+func qualified(fn *types.Func) string { return fn.Pkg().Name() + "." + fn.Name() }
 
 // funcDecls maps the package's functions and methods to their declarations.
 func funcDecls(pass *analysis.Pass) map[*types.Func]*ast.FuncDecl {
@@ -119,6 +191,15 @@ func checkFunc(pass *analysis.Pass, defs *lookup.Defs, decls map[*types.Func]*as
 	arg = ast.Unparen(defs.Resolve(pass.TypesInfo, arg))
 	c := checker{pass: pass, contrib: qualified(contrib)}
 	switch a := arg.(type) {
+	case *ast.CallExpr:
+		// A function of the package returning the status function: each
+		// literal it returns.
+		fn := lookup.Callee(pass.TypesInfo, a)
+		if fd := decls[fn]; fd != nil {
+			for _, lit := range returnedLits(fd) {
+				checkFunc(pass, defs, decls, contrib, lit)
+			}
+		}
 	case *ast.FuncLit:
 		c.scope = a
 		c.params = params(pass.TypesInfo, a.Type)
@@ -148,6 +229,25 @@ func checkFunc(pass *analysis.Pass, defs *lookup.Defs, decls map[*types.Func]*as
 		c.params = params(pass.TypesInfo, fd.Type)
 		c.check(fd.Body)
 	}
+}
+
+// returnedLits returns the function literals fd returns directly.
+func returnedLits(fd *ast.FuncDecl) []*ast.FuncLit {
+	var lits []*ast.FuncLit
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) == 1 {
+				if lit, ok := ast.Unparen(n.Results[0]).(*ast.FuncLit); ok {
+					lits = append(lits, lit)
+				}
+			}
+		}
+		return true
+	})
+	return lits
 }
 
 func params(info *types.Info, ft *ast.FuncType) map[types.Object]bool {

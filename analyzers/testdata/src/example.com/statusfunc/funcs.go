@@ -67,14 +67,39 @@ func (r *reconciler) reconcile(ctx context.Context, b *batcher.Batch, w *v1.Widg
 	}
 	_ = batcher.EditStatus(b, w, manager, edit)
 
+	var out string
+	_ = batcher.EditStatus(b, w, manager, factory("e", &out))
+
 	// Field managers.
-	_ = batcher.EditStatus(b, w, name, readOnly)                                                        // want `the field manager of batcher\.EditStatus is not a constant`
+	computed := "widgets-" + name
+	_ = batcher.EditStatus(b, w, computed, readOnly)                                                    // want `the field manager of batcher\.EditStatus is not a constant`
 	_ = batcher.EditStatus(b, w, fmt.Sprintf("widgets-%s", name), readOnly)                             // want `the field manager of batcher\.EditStatus is not a constant`
 	_ = batcher.EditStatus(b, w, "", readOnly)                                                          // want `the field manager of batcher\.EditStatus is refused: .*empty field manager`
 	_ = batcher.Object(b, w, "bad\x01manager", func(a *WidgetApply, o *v1.Widget) error { return nil }) // want `the field manager of batcher\.Object is refused`
-	_ = conditions.Status(b, w, name, metav1.Condition{Type: "Ready"})                                  // want `the field manager of conditions\.Status is not a constant`
+	_ = conditions.Status(b, w, client.Scheme(r.c), metav1.Condition{Type: "Ready"})                    // want `the field manager of conditions\.Status is not a constant`
+	_ = queue(b, w, computed)                                                                           // want `the field manager of batcher\.EditStatus through queue is not a constant`
+	_ = queueTwice(b, w, "bad\nmanager")                                                                // want `the field manager of batcher\.EditStatus through queue through queueTwice is refused`
+	_ = queueTwice(b, w, "widgets-good")
 	_, _ = kept, captured
 	_ = ac
+}
+
+// queue and queueTwice hand their manager on: their callers' arguments are checked.
+func queue(b *batcher.Batch, w *v1.Widget, manager string) error {
+	return batcher.EditStatus(b, w, manager, readOnly)
+}
+
+func queueTwice(b *batcher.Batch, w *v1.Widget, m string) error {
+	return queue(b, w, m)
+}
+
+// factory returns a status function, which is checked where it is queued.
+func factory(endpoint string, out *string) batcher.Edit[*v1.Widget] {
+	return func(w *v1.Widget) error {
+		w.Status.Phase = endpoint
+		*out = endpoint // want `writes to out, declared outside the function`
+		return nil
+	}
 }
 
 func (r *reconciler) label(w *v1.Widget) error {

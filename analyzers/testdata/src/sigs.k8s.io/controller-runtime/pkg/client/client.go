@@ -64,3 +64,6 @@ func MergeFromWithOptions(obj Object, opts ...MergeFromOption) Patch {
 	return patch{types.MergePatchType}
 }
 func RawPatch(t types.PatchType, data []byte) Patch { return patch{t} }
+
+// Scheme stands for any non-constant string a client returns.
+func Scheme(c Client) string { return "" }
