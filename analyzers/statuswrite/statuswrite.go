@@ -291,33 +291,34 @@ func isUnstructured(t types.Type) bool {
 	return ok && n.Obj().Name() == "Unstructured"
 }
 
-// typeName prints t as the file's imports name it.
-func typeName(pass *analysis.Pass, t types.Type) string {
-	return types.TypeString(t, types.RelativeTo(pass.Pkg))
+// typeName prints t with package names, as code usually spells it.
+func typeName(t types.Type) string {
+	return types.TypeString(t, func(p *types.Package) string { return p.Name() })
 }
 
 func report(pass *analysis.Pass, defs *lookup.Defs, cur inspector.Cursor, call *ast.CallExpr, k kind) {
 	obj := call.Args[1]
 	t := pass.TypesInfo.TypeOf(obj)
+	name := typeName(t)
 	var what, instead string
 	switch k {
 	case statusUpdate:
-		what = "Status().Update replaces the whole status"
+		what = "Status().Update of " + name + " replaces the whole status"
 		instead = "queue the status function with batcher.EditStatus (the same mutations, applied as this writer's fields) or batcher.Status, and set conditions with conditions.Status"
 	case statusMergePatch:
-		what = "a merge patch of the status (client.MergeFrom) replaces every list it sends whole, status.conditions included"
+		what = "a merge patch (client.MergeFrom) of the status of " + name + " replaces every list it sends whole, status.conditions included"
 		instead = "queue the mutations with batcher.EditStatus, and set conditions with conditions.Status"
 	case statusRawMergePatch:
-		what = "a raw merge patch of the status replaces every list it sends whole, status.conditions included"
+		what = "a raw merge patch of the status of " + name + " replaces every list it sends whole, status.conditions included"
 		instead = "queue the change with batcher.Status (an apply configuration) or batcher.EditStatus"
 	case capiHelper:
-		what = "Cluster API's patch helper writes status with merge patches and resolves condition conflicts itself"
+		what = "Cluster API's patch helper writes the status of " + name + " with merge patches and settles condition conflicts itself"
 		instead = "set each writer's conditions with conditions.Status and other status fields with batcher.EditStatus, each under its own field manager"
 	}
 	d := analysis.Diagnostic{
 		Pos:     call.Pos(),
 		End:     call.End(),
-		Message: fmt.Sprintf("%s of %s (%s): %s", what, typeName(pass, t), conditionsNote(pass, t), instead),
+		Message: fmt.Sprintf("%s; %s; instead, %s", what, conditionsNote(pass, t), instead),
 	}
 	if k == statusMergePatch {
 		if fix, ok := editFix(pass, defs, cur, call); ok {

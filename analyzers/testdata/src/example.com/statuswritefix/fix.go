@@ -17,7 +17,7 @@ func ifInit(ctx context.Context, c client.Client, w *v1.Widget) error {
 		}
 		w.Status.Conditions[i].Status = "True"
 	}
-	if err := c.Status().Patch(ctx, w, client.MergeFrom(base)); err != nil { // want `merge patch of the status`
+	if err := c.Status().Patch(ctx, w, client.MergeFrom(base)); err != nil { // want `merge patch \(client\.MergeFrom\) of the status`
 		return err
 	}
 	return nil
@@ -26,7 +26,7 @@ func ifInit(ctx context.Context, c client.Client, w *v1.Widget) error {
 func returned(ctx context.Context, c client.Client, w *v1.Widget) error {
 	orig := w.DeepCopy()
 	w.Status.Phase = "Failed"
-	return c.Status().Patch(ctx, w, client.MergeFrom(orig)) // want `merge patch of the status`
+	return c.Status().Patch(ctx, w, client.MergeFrom(orig)) // want `merge patch \(client\.MergeFrom\) of the status`
 }
 
 // Not mechanical: no fix.
@@ -34,7 +34,7 @@ func returned(ctx context.Context, c client.Client, w *v1.Widget) error {
 func usedAfter(ctx context.Context, c client.Client, w *v1.Widget) (string, error) {
 	base := w.DeepCopy()
 	w.Status.Phase = "Ready"
-	err := c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch of the status`
+	err := c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
 	return w.Status.Phase, err
 }
 
@@ -44,12 +44,12 @@ func returnsEarly(ctx context.Context, c client.Client, w *v1.Widget) error {
 		return nil
 	}
 	w.Status.Phase = "Ready"
-	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch of the status`
+	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
 }
 
 func declares(ctx context.Context, c client.Client, w *v1.Widget) error {
 	base := w.DeepCopy()
 	phase := "Ready"
 	w.Status.Phase = phase
-	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch of the status`
+	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
 }
