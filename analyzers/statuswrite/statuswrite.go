@@ -264,7 +264,11 @@ func conditionsField(t types.Type) *types.Var {
 func conditionsNote(pass *analysis.Pass, t types.Type) string {
 	f := conditionsField(t)
 	if f == nil {
-		if _, isMap := types.Unalias(derefType(t)).Underlying().(*types.Map); isMap || isUnstructured(t) {
+		switch types.Unalias(derefType(t)).Underlying().(type) {
+		case *types.Interface, *types.Map:
+			return "status.conditions: not known from the Go type"
+		}
+		if isUnstructured(t) {
 			return "status.conditions: not known from the Go type"
 		}
 		return "no status.conditions field"

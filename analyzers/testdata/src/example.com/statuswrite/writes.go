@@ -68,3 +68,7 @@ func otherSubResource(ctx context.Context, c client.Client, w *v1.Widget) error 
 func specUpdate(ctx context.Context, c client.Client, w *v1.Widget) error {
 	return c.Update(ctx, w)
 }
+
+func updateAny(ctx context.Context, c client.Client, obj client.Object) error {
+	return c.Status().Update(ctx, obj) // want `Status\(\)\.Update of client\.Object replaces the whole status; status\.conditions: not known from the Go type`
+}
