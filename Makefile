@@ -59,6 +59,7 @@ lint: ## gofmt, go vet and golangci-lint (built from the Go module proxy).
 	$(GO) vet ./...
 	$(LINT) run ./...
 	cd bench && $(GO) vet ./... && $(GO) tool -modfile=../hack/golangci-lint/go.mod golangci-lint run ./...
+	cd analyzers && $(GO) vet ./... && $(GO) tool -modfile=../hack/golangci-lint/go.mod golangci-lint run ./...
 
 .PHONY: unit
 unit: ## Unit tests (no API server).
@@ -80,6 +81,12 @@ install-plugin: ## Install kubectl-statusapply and its completion helper kubectl
 test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
 	cd bench && $(GO) test $(TEST_FLAGS) ./... # the harness's own tests; the benchmarks need BENCH=1
+	cd analyzers && $(GO) test $(TEST_FLAGS) ./... # the go vet analyzers, their own module
+
+.PHONY: vet-analyzers
+vet-analyzers: ## Build the statusapply-vet tool into bin/ and run it over the examples (go vet -vettool).
+	cd analyzers && $(GO) build -o ../bin/statusapply-vet ./cmd/statusapply-vet
+	$(GO) vet -vettool=$(CURDIR)/bin/statusapply-vet ./examples/...
 
 # Fuzz targets as package:FuzzName, found in the library's test files (bench/ is
 # another module). Go fuzzes one target per package per run, so `make fuzz` runs

@@ -32,6 +32,7 @@ own fields with server-side apply.
   audit       who writes what across every object of a kind, and the migrate flags still needed
   lint        CRD schemas that make status writers conflict (CI-friendly exit code)
   migrate     hand status ownership from legacy writers to apply managers
+  vet         go vet analyzers: status writes to move to statusapply, status functions with side effects
   demo        a walk-through on an embedded API server, or on a cluster
   version     the module version and commit this binary was built from
   completion  shell completion for bash, zsh and fish
@@ -84,6 +85,7 @@ func NewRootCommand() *cobra.Command {
 		newAuditCommand(cluster, time.Now),
 		newLintCommand(cluster),
 		newMigrateCommand(cluster),
+		newVetCommand(),
 		newDemoCommand(cluster),
 		newVersionCommand(),
 		newCompletionCommand(),
