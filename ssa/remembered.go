@@ -5,6 +5,8 @@ import (
 	"errors"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // lookRemembered answers an apply that changes nothing from what the
@@ -41,8 +43,8 @@ func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client
 	}
 	ac := deepCopyAC(f.ac)
 	if err := b.Typed.Mutate(ac, observed); err != nil {
-		if errors.Is(err, ErrBuildUntyped) {
-			return false, nil, nil // declined before deciding anything
+		if errors.Is(err, ErrBuildUntyped) || errors.Is(err, objects.ErrNeedsManagedFields) {
+			return false, nil, nil // the run builds it, reading the object first when it must
 		}
 		return true, nil, &Error{Target: *t, Err: err}
 	}
