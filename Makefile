@@ -110,6 +110,11 @@ soak: envtest ## Randomised writers under injected faults for SOAK_DURATION (def
 	SOAK_DURATION=$(SOAK_DURATION) SOAK_SEED=$(SOAK_SEED) SOAK_BROKEN=$(SOAK_BROKEN) \
 		$(GO) test ./test/soak -run '^TestSoak$$' -count=1 -timeout 0 -v -ginkgo.timeout=24h -ginkgo.v
 
+.PHONY: soak-failover
+soak-failover: envtest ## The example manager as leader-elected replicas, killed, paused and replaced, for SOAK_DURATION.
+	SOAK_DURATION=$(SOAK_DURATION) SOAK_SEED=$(SOAK_SEED) SOAK_BROKEN=$(SOAK_BROKEN) \
+		$(GO) test ./test/failover -run '^TestFailover$$' -count=1 -timeout 0 -v -ginkgo.timeout=24h -ginkgo.v
+
 .PHONY: mutate
 mutate: ## Mutation testing (gremlins) of the unit tests of MUTATE_PKGS; not part of CI (see docs/testing.md).
 	@log=$$(mktemp); trap 'rm -f "$$log"' EXIT; summary=""; \

@@ -20,6 +20,10 @@
 // a field another manager owns is not worth retrying for a while. Every other
 // error, the reconciler's own included, is returned, joined with the flush's.
 //
+// With WithFence, a batch is flushed only while the process can prove it
+// still holds its leader lease (see LeaseFence); otherwise it is dropped and
+// the reconcile returns ErrFenced.
+//
 // A reconciler that panics is not flushed: what it queued before the panic is
 // dropped, and the panic goes on to controller-runtime.
 package ctrlbatch
@@ -41,6 +45,7 @@ type Option func(*config)
 
 type config struct {
 	batchOpts []batcher.Option
+	fence     Fence
 }
 
 // WithBatchOptions passes opts to batcher.New for every reconcile's batch
@@ -89,6 +94,15 @@ type wrapped[Req comparable] struct {
 func (w *wrapped[Req]) Reconcile(ctx context.Context, req Req) (reconcile.Result, error) {
 	b := batcher.New(w.applier, w.cfg.batchOpts...)
 	res, err := w.inner.Reconcile(NewContext(ctx, b), req)
+	if w.cfg.fence != nil {
+		flushCtx, cancel, ferr := fenced(ctx, w.cfg.fence)
+		defer cancel()
+		if ferr != nil {
+			w.applier.Logger(ctx).Info("status not written: the lease cannot be proven held", "pending", len(b.Pending()))
+			return res, errors.Join(err, ferr)
+		}
+		ctx = flushCtx
+	}
 	return finish(ctx, w.applier, b, res, err)
 }
 

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
@@ -34,6 +33,8 @@ type NetworkingReconciler struct {
 	Reader client.Reader
 	// Applier is the process's shared Applier.
 	Applier *ssa.Applier
+	// Tuning holds the options every reconcile is wrapped with.
+	Tuning
 }
 
 // SetupWithManager registers the controller. It deliberately has no
@@ -52,7 +53,7 @@ func (r *NetworkingReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // endpoint and the Reachable condition go out as one apply, at every exit,
 // and a conflict requeues.
 func (r *NetworkingReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+	return r.Tuning.reconcile(ctx, r.Applier, r.reconcile, req)
 }
 
 // reconcile queues the endpoint and the Reachable condition into the
@@ -64,10 +65,12 @@ func (r *NetworkingReconciler) reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	endpoint := Endpoint(w.Namespace, w.Name)
-	return ctrl.Result{}, errors.Join(
+	err := errors.Join(
 		batcher.Status(b, w, NetworkingManager, setEndpoint(endpoint)),
 		batcher.EditStatus(b, w, NetworkingManager, markReachable(endpoint)),
 	)
+	r.work(ctx)
+	return ctrl.Result{}, err
 }
 
 // Endpoint is the address the example assigns to a Widget: a fake IP in

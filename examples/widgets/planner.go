@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
@@ -46,6 +45,8 @@ type PlannerReconciler struct {
 	Reader client.Reader
 	// Applier is the process's shared Applier.
 	Applier *ssa.Applier
+	// Tuning holds the options every reconcile is wrapped with.
+	Tuning
 
 	// unguarded queues the plan without the guard. Only the tests set it, as
 	// the control that shows the race the guard prevents.
@@ -76,7 +77,7 @@ func hasNoPlan(obj client.Object) bool {
 // and the Planned condition go out as one apply, at every exit, and a
 // conflict requeues.
 func (r *PlannerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+	return r.Tuning.reconcile(ctx, r.Applier, r.reconcile, req)
 }
 
 // reconcile queues the plan (when the Widget has none) and the Planned
@@ -98,6 +99,7 @@ func (r *PlannerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ct
 		errs = append(errs, batcher.Status(b, w, PlannerManager, createPlan(string(uuid.NewUUID())), opts...))
 	}
 	errs = append(errs, batcher.Status(b, w, PlannerManager, setPlanned))
+	r.work(ctx)
 	return ctrl.Result{}, errors.Join(errs...)
 }
 

@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
@@ -34,6 +33,8 @@ type ReadinessReconciler struct {
 	Reader client.Reader
 	// Applier is the process's shared Applier.
 	Applier *ssa.Applier
+	// Tuning holds the options every reconcile is wrapped with.
+	Tuning
 }
 
 // SetupWithManager registers the controller. Everything it writes follows from
@@ -49,7 +50,7 @@ func (r *ReadinessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 // Reconcile runs reconcile with a batch of its own (ctrlbatch.Wrap): what it
 // queues is flushed once, at every exit, and a conflict requeues.
 func (r *ReadinessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	return ctrlbatch.Wrap(r.Applier, reconcile.Func(r.reconcile)).Reconcile(ctx, req)
+	return r.Tuning.reconcile(ctx, r.Applier, r.reconcile, req)
 }
 
 // reconcile queues the readiness status functions into the reconcile's batch.
@@ -58,7 +59,9 @@ func (r *ReadinessReconciler) reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	return ctrl.Result{}, queueStatus(ctrlbatch.FromContext(ctx), w, ReadinessManager, setReady, setReadyReplicas, setObservedGeneration)
+	err := queueStatus(ctrlbatch.FromContext(ctx), w, ReadinessManager, setReady, setReadyReplicas, setObservedGeneration)
+	r.work(ctx)
+	return ctrl.Result{}, err
 }
 
 // setReady sets Ready: True when the Widget asks for replicas, False with

@@ -1,11 +1,17 @@
 package widgets
 
 import (
+	"context"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -42,18 +48,55 @@ func NewApplier(mgr manager.Manager) (*ssa.Applier, error) {
 // "was stripped", and reads the object again from the API server on every
 // apply instead.
 func Add(mgr manager.Manager) error {
+	return AddWithTuning(mgr, Tuning{})
+}
+
+// Tuning is what the example's reconcilers share besides their reader and
+// Applier. The zero value is the plain example.
+type Tuning struct {
+	// WrapOptions are passed to ctrlbatch.Wrap for every reconcile: under
+	// leader election, ctrlbatch.WithFence keeps a replica that lost its lease
+	// from writing (see cmd/widgets' --lease-fence).
+	WrapOptions []ctrlbatch.Option
+	// Work, when set, stands for what a real reconciler does between reading
+	// the Widget and writing its status (calls to other systems): every
+	// reconcile waits a random time up to Work before its batch is flushed.
+	// The failover soak uses it so that a leader is stopped mid-reconcile.
+	Work time.Duration
+}
+
+// reconcile runs fn under ctrlbatch.Wrap with t's options.
+func (t Tuning) reconcile(ctx context.Context, applier *ssa.Applier, fn reconcile.Func, req ctrl.Request) (ctrl.Result, error) {
+	return ctrlbatch.Wrap(applier, fn, t.WrapOptions...).Reconcile(ctx, req)
+}
+
+// work waits up to t.Work, as a reconcile doing real work would.
+func (t Tuning) work(ctx context.Context) {
+	if t.Work <= 0 {
+		return
+	}
+	timer := time.NewTimer(rand.N(t.Work))
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+}
+
+// AddWithTuning is Add with the reconcilers tuned by t.
+func AddWithTuning(mgr manager.Manager, t Tuning) error {
 	applier, err := NewApplier(mgr)
 	if err != nil {
 		return fmt.Errorf("creating the status applier: %w", err)
 	}
 	reader := mgr.GetClient() // reads from the cache
-	if err := (&ReadinessReconciler{Reader: reader, Applier: applier}).SetupWithManager(mgr); err != nil {
+	if err := (&ReadinessReconciler{Reader: reader, Applier: applier, Tuning: t}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up %s: %w", ReadinessManager, err)
 	}
-	if err := (&NetworkingReconciler{Reader: reader, Applier: applier}).SetupWithManager(mgr); err != nil {
+	if err := (&NetworkingReconciler{Reader: reader, Applier: applier, Tuning: t}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up %s: %w", NetworkingManager, err)
 	}
-	if err := (&PlannerReconciler{Reader: reader, Applier: applier}).SetupWithManager(mgr); err != nil {
+	if err := (&PlannerReconciler{Reader: reader, Applier: applier, Tuning: t}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up %s: %w", PlannerManager, err)
 	}
 	return nil

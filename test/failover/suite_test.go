@@ -1,0 +1,119 @@
+// Package failover holds `make soak-failover`: the example controller manager
+// (examples/cmd/widgets) run as real replicas, separate OS processes electing
+// a leader on a Lease, against a real API server, while a driver kills,
+// pauses and replaces the leader and restarts the API server. A watch checks
+// that no writer's status ever goes back in time. It is skipped unless
+// SOAK_DURATION is set; docs/reliability.md describes it.
+package failover
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/testenv"
+)
+
+// Broken set-ups the controls run, selected with SOAK_BROKEN.
+const (
+	// brokenMergePatch makes the legacy writer merge-patch the whole
+	// conditions array from a snapshot it holds for a while.
+	brokenMergePatch = "mergepatch"
+	// brokenNoFence runs the replicas with --lease-fence=false, and pauses
+	// the leader as the only fault.
+	brokenNoFence = "nofence"
+)
+
+type config struct {
+	duration             time.Duration
+	seed                 uint64
+	broken               string
+	stopAtFirstViolation bool
+}
+
+var (
+	env        *testenv.Env
+	cfg        config
+	binary     string // the example manager, built for the suite
+	kubeconfig string // a kubeconfig file for the replicas
+)
+
+func configFromEnv() (config, bool, error) {
+	d := os.Getenv("SOAK_DURATION")
+	if d == "" {
+		return config{}, false, nil
+	}
+	duration, err := time.ParseDuration(d)
+	if err != nil {
+		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: %w", d, err)
+	}
+	if duration < 20*time.Second {
+		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: at least 20s, so that every kind of fault has room", d)
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("SOAK_SEED"); s != "" {
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			return config{}, true, fmt.Errorf("SOAK_SEED=%q: %w", s, err)
+		}
+	}
+	broken := os.Getenv("SOAK_BROKEN")
+	switch broken {
+	case "", brokenMergePatch, brokenNoFence:
+	default:
+		return config{}, true, fmt.Errorf("SOAK_BROKEN=%q: want %q or %q", broken, brokenMergePatch, brokenNoFence)
+	}
+	return config{duration: duration, seed: seed, broken: broken}, true, nil
+}
+
+func TestFailover(t *testing.T) {
+	c, enabled, err := configFromEnv()
+	if !enabled {
+		t.Skip("the failover soak runs only with SOAK_DURATION set (make soak-failover)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = c
+	t.Logf("failover soak: seed=%d duration=%s; replay with SOAK_SEED=%d SOAK_DURATION=%s make soak-failover", c.seed, c.duration, c.seed, c.duration)
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Failover Soak Suite")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
+	dir, err := os.MkdirTemp("", "statusapply-failover-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(os.RemoveAll, dir)
+
+	binary = filepath.Join(dir, "widgets")
+	build := exec.Command("go", "build", "-o", binary, "github.com/statusapply/statusapply/examples/cmd/widgets")
+	build.Stdout, build.Stderr = GinkgoWriter, GinkgoWriter
+	Expect(build.Run()).To(Succeed(), "building the example manager")
+
+	// A fixed certificate directory lets the driver restart the API server
+	// with the same port and CA, so the replicas reconnect.
+	certs := filepath.Join(dir, "certs")
+	Expect(os.Mkdir(certs, 0o700)).To(Succeed())
+	env = suite.Start(testenv.Options{APIServerCertDir: certs})
+
+	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "widgets", Groups: []string{"system:masters"}}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	kc, err := user.KubeConfig()
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
+})
