@@ -8,6 +8,7 @@ require (
 	github.com/golangci/plugin-module-register v0.1.2
 	github.com/statusapply/statusapply v0.0.0-00010101000000-000000000000
 	golang.org/x/tools v0.52.0
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
@@ -68,5 +69,4 @@ require (
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
-	sigs.k8s.io/yaml v1.6.0 // indirect
 )

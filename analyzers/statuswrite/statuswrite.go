@@ -11,7 +11,22 @@
 //     whole, status.conditions included, so writers that share the list undo
 //     each other's conditions;
 //   - Cluster API's patch.Helper.Patch (sigs.k8s.io/cluster-api/util/patch) on
-//     an object with GetConditions.
+//     an object with GetConditions, when the object's status may have changed
+//     since the helper was made.
+//
+// The helper sends a status patch only when the status differs from the copy
+// it took, so its Patch is reported only when, between patch.NewHelper(obj,
+// ...) and the Patch in the function that makes the helper (to that
+// function's end when the Patch runs in a function literal, as a deferred one
+// does), or anywhere in the function holding the Patch when the helper was
+// not made there from obj, obj.Status is used, obj's Set...Conditions method
+// is called or obj is passed as a conditions Setter (conditions.Set,
+// MarkTrue, MarkFalse, SetSummary), obj or a variable it is reached through
+// is passed to a function whose name contains Status or Condition or to a
+// function value, or a patch option naming conditions (WithOwnedConditions,
+// WithOwnedV1Beta1Conditions) is built. A Patch after a change of the spec,
+// finalizers or metadata alone is not reported, nor one whose status change
+// is made in a function of another name.
 //
 // Each report names the object's Go type, whether its status.conditions field
 // is marked +listType=map (which server-side apply needs to merge conditions
@@ -54,10 +69,11 @@ const doc = `report status writes that replace what they send whole
 statuswrite reports Status().Update, merge patches of the status subresource
 (client.MergeFrom, MergeFromWithOptions, client.Merge, RawPatch of
 types.MergePatchType) and Cluster API's patch.Helper.Patch on objects with
-conditions, naming the object's type, whether its status.conditions is a map
-list (+listType=map) and the statusapply form to use: batcher.EditStatus runs
-the same mutations as an Edit, conditions.Status sets conditions, and
-batcher.Status applies an apply configuration.`
+conditions when the code before it touches their status, naming the object's
+type, whether its status.conditions is a map list (+listType=map) and the
+statusapply form to use: batcher.EditStatus runs the same mutations as an
+Edit, conditions.Status sets conditions, and batcher.Status applies an apply
+configuration.`
 
 // Analyzer is the statuswrite analyzer.
 var Analyzer = &analysis.Analyzer{
@@ -103,7 +119,7 @@ func run(pass *analysis.Pass) (any, error) {
 		if fn == nil {
 			continue
 		}
-		k, ok := classify(pass, defs, call, fn)
+		k, ok := classify(pass, defs, cur, call, fn)
 		if !ok {
 			continue
 		}
@@ -114,7 +130,7 @@ func run(pass *analysis.Pass) (any, error) {
 
 // classify reports whether call is a status write that replaces what it
 // sends, and which.
-func classify(pass *analysis.Pass, defs *lookup.Defs, call *ast.CallExpr, fn *types.Func) (kind, bool) {
+func classify(pass *analysis.Pass, defs *lookup.Defs, cur inspector.Cursor, call *ast.CallExpr, fn *types.Func) (kind, bool) {
 	info := pass.TypesInfo
 	switch {
 	case lookup.IsMethod(fn, lookup.ClientPkg, "Update", "SubResourceWriter", "StatusWriter", "SubResourceClient"):
@@ -127,7 +143,7 @@ func classify(pass *analysis.Pass, defs *lookup.Defs, call *ast.CallExpr, fn *ty
 		}
 		return mergePatch(info, defs, call.Args[2])
 	case lookup.IsMethod(fn, lookup.CAPIPatchPkg, "Patch", "Helper"):
-		if len(call.Args) >= 2 && hasConditions(info.TypeOf(call.Args[1])) {
+		if len(call.Args) >= 2 && hasConditions(info.TypeOf(call.Args[1])) && helperWritesStatus(info, cur, call) {
 			return capiHelper, true
 		}
 	}

@@ -9,6 +9,12 @@ import (
 
 type Helper struct{}
 
+type Option interface{}
+
+type WithStatusObservedGeneration struct{}
+
+type WithOwnedConditions struct{ Conditions []string }
+
 func NewHelper(obj client.Object, c client.Client) (*Helper, error) { return &Helper{}, nil }
 
-func (h *Helper) Patch(ctx context.Context, obj client.Object) error { return nil }
+func (h *Helper) Patch(ctx context.Context, obj client.Object, opts ...Option) error { return nil }

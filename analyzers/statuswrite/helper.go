@@ -1,0 +1,304 @@
+package statuswrite
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/ast/inspector"
+
+	"github.com/statusapply/statusapply/analyzers/internal/lookup"
+)
+
+// helperWritesStatus reports whether the patch helper's Patch call (cur)
+// may send a status patch: whether the status of the object it patches is
+// touched in the code that runs before it, as the package doc states.
+func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) bool {
+	obj := ast.Unparen(call.Args[1])
+	body, from, to := helperSpan(info, cur, call)
+	if body == nil {
+		return true
+	}
+	touched := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if touched || n == nil {
+			return false
+		}
+		if n.End() <= from || n.Pos() >= to {
+			return false // outside the span
+		}
+		if n.Pos() < from || n.End() > to {
+			return true // around the span: look inside
+		}
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			// obj.Status..., read or written.
+			if n.Sel.Name == "Status" && sameExpr(info, n.X, obj) {
+				touched = true
+			}
+		case *ast.CallExpr:
+			touched = callTouchesStatus(info, n, obj)
+		case *ast.CompositeLit:
+			touched = isConditionsOption(info.TypeOf(n))
+		}
+		return !touched
+	})
+	return touched
+}
+
+// helperSpan returns the function body and the positions between which the
+// object's status is looked for: from the helper's creation by
+// patch.NewHelper to the Patch call in the function that creates it (to the
+// end of that function when the Patch is in a function literal, deferred or
+// not, that runs later), or the whole outermost function holding the Patch
+// when the helper's creation is not found there.
+func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast.Node, token.Pos, token.Pos) {
+	var funcs []inspector.Cursor // innermost first
+	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+		funcs = append(funcs, c)
+	}
+	if len(funcs) == 0 {
+		return nil, token.NoPos, token.NoPos
+	}
+	outer := funcBody(funcs[len(funcs)-1].Node())
+	if outer == nil {
+		return nil, token.NoPos, token.NoPos
+	}
+	whole := func() (ast.Node, token.Pos, token.Pos) { return outer, outer.Pos(), outer.End() }
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return whole()
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return whole()
+	}
+	helper, ok := info.ObjectOf(id).(*types.Var)
+	if !ok {
+		return whole()
+	}
+	// The last assignment of the helper variable before the Patch.
+	var last ast.Node
+	var rhs ast.Expr
+	ast.Inspect(outer, func(n ast.Node) bool {
+		if n == nil || n.Pos() >= call.Pos() {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				if lid, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(lid) == helper {
+					last, rhs = n, nil
+					if len(n.Rhs) == 1 {
+						rhs = n.Rhs[0]
+					} else if len(n.Rhs) == len(n.Lhs) {
+						rhs = n.Rhs[i]
+					}
+				}
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				if info.ObjectOf(name) == helper {
+					last, rhs = n, nil
+					if len(n.Values) == 1 {
+						rhs = n.Values[0]
+					} else if len(n.Values) == len(n.Names) {
+						rhs = n.Values[i]
+					}
+				}
+			}
+		}
+		return true
+	})
+	if last == nil || rhs == nil {
+		return whole()
+	}
+	create, ok := ast.Unparen(rhs).(*ast.CallExpr)
+	if !ok || !lookup.IsFunc(lookup.Callee(info, create), lookup.CAPIPatchPkg, "NewHelper") ||
+		len(create.Args) == 0 || !sameExpr(info, create.Args[0], call.Args[1]) {
+		// Made elsewhere, or from another object (a copy whose changes
+		// are already in what is patched).
+		return whole()
+	}
+	// The function the creation is in, and whether the Patch is in the same one.
+	creatorCur, ok := funcs[len(funcs)-1].FindNode(last)
+	if !ok {
+		return whole()
+	}
+	var creator ast.Node
+	for c := range creatorCur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
+		creator = c.Node()
+		break
+	}
+	body := funcBody(creator)
+	if body == nil {
+		return whole()
+	}
+	if creator == funcs[0].Node() {
+		return body, last.End(), call.End()
+	}
+	return body, last.End(), body.End()
+}
+
+// isConditionsOption reports whether t is an option of the patch helper
+// naming conditions: WithOwnedConditions, WithOwnedV1Beta1Conditions,
+// WithForceOverwriteConditions. WithStatusObservedGeneration is not one: it
+// changes status.observedGeneration only when the generation moved since the
+// status was last written, which the spec patch it rides with does not do.
+func isConditionsOption(t types.Type) bool {
+	n, ok := types.Unalias(derefType(t)).(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != lookup.CAPIPatchPkg {
+		return false
+	}
+	return strings.Contains(n.Obj().Name(), "Conditions")
+}
+
+func funcBody(n ast.Node) *ast.BlockStmt {
+	switch n := n.(type) {
+	case *ast.FuncDecl:
+		return n.Body
+	case *ast.FuncLit:
+		return n.Body
+	}
+	return nil
+}
+
+// callTouchesStatus reports whether call may change obj's status: a method of
+// obj named Set...Conditions, obj passed as an interface with such a method
+// (the conditions setters: conditions.Set, MarkTrue, SetSummary),
+// or obj, or a variable or field it is reached through, passed to a function
+// whose name contains Status or Condition or to a function value.
+func callTouchesStatus(info *types.Info, call *ast.CallExpr, obj ast.Expr) bool {
+	var name string
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.SelectorExpr:
+		name = f.Sel.Name
+		if isConditionsSetter(name) && sameExpr(info, f.X, obj) {
+			return true
+		}
+	case *ast.Ident:
+		name = f.Name
+	case *ast.IndexExpr: // an explicit instantiation
+		name = calleeName(f.X)
+	case *ast.IndexListExpr:
+		name = calleeName(f.X)
+	}
+	var sig *types.Signature
+	if t := info.TypeOf(call.Fun); t != nil {
+		sig, _ = t.Underlying().(*types.Signature)
+	}
+	byName := strings.Contains(name, "Status") || strings.Contains(name, "Condition")
+	if tv := info.Types[call.Fun]; sig != nil && tv.IsValue() && lookup.Callee(info, call) == nil {
+		// A function value (a parameter, an option): what it does is not
+		// known here.
+		byName = true
+	}
+	for i, arg := range call.Args {
+		arg = ast.Unparen(arg)
+		if u, ok := arg.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			arg = ast.Unparen(u.X)
+		}
+		if sameExpr(info, arg, obj) {
+			if byName {
+				return true
+			}
+			if sig != nil && hasConditionsSetter(paramType(sig, i)) {
+				return true
+			}
+			continue
+		}
+		if byName && reachesThrough(info, arg, obj) {
+			return true
+		}
+	}
+	return false
+}
+
+func calleeName(e ast.Expr) string {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	case *ast.Ident:
+		return e.Name
+	}
+	return ""
+}
+
+// isConditionsSetter reports whether a method name is a conditions setter's:
+// SetConditions, SetV1Beta1Conditions, SetV1Beta2Conditions.
+func isConditionsSetter(name string) bool {
+	return strings.HasPrefix(name, "Set") && strings.HasSuffix(name, "Conditions")
+}
+
+// hasConditionsSetter reports whether t is an interface (a type parameter's
+// constraint included) with a method named Set...Conditions: the Setter of
+// Cluster API's conditions packages.
+func hasConditionsSetter(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	iface, ok := t.Underlying().(*types.Interface)
+	if !ok {
+		return false
+	}
+	for i := range iface.NumMethods() {
+		if isConditionsSetter(iface.Method(i).Name()) {
+			return true
+		}
+	}
+	return false
+}
+
+// paramType returns the type of the parameter argument i is passed to.
+func paramType(sig *types.Signature, i int) types.Type {
+	params := sig.Params()
+	if params.Len() == 0 {
+		return nil
+	}
+	if sig.Variadic() && i >= params.Len()-1 {
+		if s, ok := params.At(params.Len() - 1).Type().(*types.Slice); ok {
+			return s.Elem()
+		}
+		return nil
+	}
+	if i >= params.Len() {
+		return nil
+	}
+	return params.At(i).Type()
+}
+
+// sameExpr reports whether e and obj denote the same object: the same
+// variable, or the same selector or index expression.
+func sameExpr(info *types.Info, e, obj ast.Expr) bool {
+	e, obj = ast.Unparen(e), ast.Unparen(obj)
+	if a, ok := e.(*ast.Ident); ok {
+		b, ok := obj.(*ast.Ident)
+		return ok && info.ObjectOf(a) != nil && info.ObjectOf(a) == info.ObjectOf(b)
+	}
+	if _, ok := obj.(*ast.Ident); ok {
+		return false
+	}
+	return types.ExprString(e) == types.ExprString(obj)
+}
+
+// reachesThrough reports whether obj is reached through e: e is a proper
+// prefix of obj's selector and index chain (s for s.cluster, cp for
+// cp.Machines[name]).
+func reachesThrough(info *types.Info, e, obj ast.Expr) bool {
+	for {
+		switch o := ast.Unparen(obj).(type) {
+		case *ast.SelectorExpr:
+			obj = o.X
+		case *ast.IndexExpr:
+			obj = o.X
+		case *ast.StarExpr:
+			obj = o.X
+		default:
+			return false
+		}
+		if sameExpr(info, e, obj) {
+			return true
+		}
+	}
+}
