@@ -7,11 +7,9 @@
 package failover
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -52,30 +50,8 @@ var (
 )
 
 func configFromEnv() (config, bool, error) {
-	d := os.Getenv("SOAK_DURATION")
-	if d == "" {
-		return config{}, false, nil
-	}
-	duration, err := time.ParseDuration(d)
-	if err != nil {
-		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: %w", d, err)
-	}
-	if duration < 20*time.Second {
-		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: at least 20s, so that every kind of fault has room", d)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("SOAK_SEED"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return config{}, true, fmt.Errorf("SOAK_SEED=%q: %w", s, err)
-		}
-	}
-	broken := os.Getenv("SOAK_BROKEN")
-	switch broken {
-	case "", brokenMergePatch, brokenNoFence:
-	default:
-		return config{}, true, fmt.Errorf("SOAK_BROKEN=%q: want %q or %q", broken, brokenMergePatch, brokenNoFence)
-	}
-	return config{duration: duration, seed: seed, broken: broken}, true, nil
+	e, enabled, err := suite.SoakFromEnv(20*time.Second, brokenMergePatch, brokenNoFence)
+	return config{duration: e.Duration, seed: e.Seed, broken: e.Broken}, enabled, err
 }
 
 func TestFailover(t *testing.T) {

@@ -1,9 +1,7 @@
 package soak
 
 import (
-	"fmt"
-	"os"
-	"strconv"
+	"github.com/statusapply/statusapply/test/suite"
 	"time"
 )
 
@@ -32,28 +30,6 @@ type config struct {
 // configFromEnv reads SOAK_DURATION (required: the soak is skipped without it),
 // SOAK_SEED (default: drawn from the clock, and printed) and SOAK_BROKEN.
 func configFromEnv() (config, bool, error) {
-	d := os.Getenv("SOAK_DURATION")
-	if d == "" {
-		return config{}, false, nil
-	}
-	duration, err := time.ParseDuration(d)
-	if err != nil {
-		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: %w", d, err)
-	}
-	if duration < 10*time.Second {
-		return config{}, true, fmt.Errorf("SOAK_DURATION=%q: at least 10s, so that every kind of fault has room", d)
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("SOAK_SEED"); s != "" {
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return config{}, true, fmt.Errorf("SOAK_SEED=%q: %w", s, err)
-		}
-	}
-	broken := os.Getenv("SOAK_BROKEN")
-	switch broken {
-	case "", brokenMergePatch, brokenUnguarded:
-	default:
-		return config{}, true, fmt.Errorf("SOAK_BROKEN=%q: want %q or %q", broken, brokenMergePatch, brokenUnguarded)
-	}
-	return config{duration: duration, seed: seed, broken: broken}, true, nil
+	e, enabled, err := suite.SoakFromEnv(10*time.Second, brokenMergePatch, brokenUnguarded)
+	return config{duration: e.Duration, seed: e.Seed, broken: e.Broken}, enabled, err
 }
