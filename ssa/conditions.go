@@ -112,7 +112,10 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 // RemoveCondition removes the condition of condType from an apply
 // configuration's conditions and reports whether there was one. Applying the
 // result releases the condition: the API server deletes it unless another
-// manager owns it too.
+// manager owns it too. An apply configuration holds only what its manager
+// owns, so a condition another manager owns is not there: RemoveCondition
+// reports false and nothing changes on the object, where an Edit that removes
+// it is refused with batcher.ErrRemovesForeignField.
 func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
 	i := conditionIndex(*conditions, condType)
 	if i < 0 {
