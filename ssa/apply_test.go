@@ -640,14 +640,14 @@ func TestRemember(t *testing.T) {
 			}
 			resp := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns", UID: "u1", ResourceVersion: "9"}}
 			h.a.owned.put(key, &ownedState{rv: "8", content: map[string]any{"status": map[string]any{"phase": "Off"}}})
-			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
+			h.a.remember(h.t, answerOf(resp), sentContent(t, map[string]any{"status": map[string]any{"phase": "On"}}))
 			if st := h.a.owned.get(key); st != nil {
 				// Remembering "nothing owned" would make the next apply
 				// release the phase just applied.
 				t.Fatalf("a response without managedFields: remembered %+v, want nothing remembered", st)
 			}
 			resp.ManagedFields = []metav1.ManagedFieldsEntry{entry("other", metav1.ManagedFieldsOperationApply, "", `{"f:spec":{}}`)}
-			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
+			h.a.remember(h.t, answerOf(resp), sentContent(t, map[string]any{"status": map[string]any{"phase": "On"}}))
 			if st := h.a.owned.get(key); st == nil || st.rv != "9" || len(st.content) != 0 {
 				t.Fatalf("a response without the manager's entry: remembered %+v, want nothing owned at 9", st)
 			}
@@ -656,7 +656,7 @@ func TestRemember(t *testing.T) {
 				entry("m", metav1.ManagedFieldsOperationApply, "status", `{"f:status":{}}`),
 				entry("m", metav1.ManagedFieldsOperationApply, "", `{"f:status":{"f:phase":{}}}`),
 			}
-			h.a.remember(h.t, answerOf(resp), &prepared{content: map[string]any{"kind": "Widget", "status": map[string]any{"phase": "On"}}})
+			h.a.remember(h.t, answerOf(resp), sentContent(t, map[string]any{"kind": "Widget", "status": map[string]any{"phase": "On"}}))
 			if st := h.a.owned.get(key); st == nil || !reflect.DeepEqual(st.content, map[string]any{"status": map[string]any{"phase": "On"}}) || string(st.entry) != `{"f:status":{"f:phase":{}}}` {
 				t.Fatalf("remembered %+v", st)
 			}
@@ -1063,4 +1063,15 @@ func TestApplyTypedBuildsOwnCopy(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sentContent is what an unstructured apply of content prepared: the
+// content and the body sent, which is what the Applier remembers.
+func sentContent(t testing.TB, content map[string]any) *prepared {
+	t.Helper()
+	body, err := json.Marshal(content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &prepared{body: body, content: content}
 }

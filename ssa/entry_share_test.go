@@ -19,7 +19,7 @@ func TestRememberedEntriesAreShared(t *testing.T) {
 		if err := readMeta(raw, &a.meta); err != nil {
 			t.Fatal(err)
 		}
-		h.a.remember(h.t, a, &prepared{content: map[string]any{"status": map[string]any{"phase": "On"}}})
+		h.a.remember(h.t, a, sentContent(t, map[string]any{"status": map[string]any{"phase": "On"}}))
 		return h.a.owned.get(ownedKey{uid: types.UID(uid), manager: "m", sub: MainResource})
 	}
 	before := remember("u0")

@@ -79,19 +79,24 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		return nil, err
 	}
 	var ac any
-	mutated := false
 	switch {
 	case built != nil && built.form == owned && built.typed == tb && mode == Incremental:
-		ac, mutated = built.ac, true // the mutators ran on this copy already
+		ac = built.ac // the mutators ran on this copy already
 	case mode == Incremental:
-		ac = deepCopyAC(owned.ac)
+		var same bool
+		if ac, same, err = owned.edit(tb, obs); err != nil {
+			return nil, err
+		}
+		if same {
+			// What the manager owns, as the API server accepted it:
+			// nothing to send and nothing to check.
+			return a.unchanged, nil
+		}
 	default:
 		if ac, err = newACFrom(tb.Type, lay, withIdentity(t, nil)); err != nil {
 			return nil, err
 		}
 		lay.setUID(ac, obs.GetUID())
-	}
-	if !mutated {
 		if err := tb.Mutate(ac, obs); err != nil {
 			return nil, err
 		}
@@ -99,12 +104,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
-	if lay.equalAC(ac, owned.ac) {
-		// What the manager owns, as the API server accepted it: nothing to
-		// send and nothing to check.
-		return a.unchanged, nil
-	}
-	if pruneEmptyStructs(reflect.ValueOf(ac)) || lay.equalAC(ac, owned.ac) {
+	if lay.equalAC(ac, owned.ac) || pruneEmptyStructs(reflect.ValueOf(ac)) || lay.equalAC(ac, owned.ac) {
 		return a.unchanged, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {

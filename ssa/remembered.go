@@ -41,14 +41,14 @@ func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client
 	if f == nil || f.typ != b.Typed.Type || f.lay == nil {
 		return false, nil, nil
 	}
-	ac := deepCopyAC(f.ac)
-	if err := b.Typed.Mutate(ac, observed); err != nil {
+	ac, same, err := f.edit(b.Typed, observed)
+	if err != nil {
 		if errors.Is(err, ErrBuildUntyped) || errors.Is(err, objects.ErrNeedsManagedFields) {
 			return false, nil, nil // the run builds it, reading the object first when it must
 		}
 		return true, nil, &Error{Target: *t, Err: err}
 	}
-	if !f.lay.equalAC(ac, f.ac) {
+	if !same {
 		return false, &builtIntent{form: f, ac: ac, typed: b.Typed}, nil
 	}
 	skippedApply(a.logger(ctx), t, a.metrics.of(t), false)
@@ -61,4 +61,15 @@ type builtIntent struct {
 	form  *acForm
 	ac    any
 	typed *TypedBuild
+}
+
+// edit runs tb's mutators on a copy of f's apply configuration that is the
+// build's own, and reports whether the result still equals f's: the one
+// incremental typed build, for lookRemembered and for a run.
+func (f *acForm) edit(tb *TypedBuild, observed client.Object) (ac any, same bool, err error) {
+	ac = deepCopyAC(f.ac)
+	if err := tb.Mutate(ac, observed); err != nil {
+		return nil, false, err
+	}
+	return ac, f.lay.equalAC(ac, f.ac), nil
 }

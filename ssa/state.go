@@ -3,7 +3,6 @@ package ssa
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -161,15 +160,8 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	default:
 		// What was sent, read back from its encoding: content of its own,
 		// as above.
-		body, err := in.body, error(nil)
-		if body == nil {
-			body, err = json.Marshal(in.content)
-		}
 		var content map[string]any
-		if err == nil {
-			err = utiljson.Unmarshal(body, &content)
-		}
-		if err != nil {
+		if err := utiljson.Unmarshal(in.body, &content); err != nil {
 			a.owned.drop(key)
 			return
 		}
