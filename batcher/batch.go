@@ -41,9 +41,6 @@ type Batch struct {
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
-	// empties holds an empty object of each typed Go type the batch keeps
-	// responses of (see emptyLike), by reflect.Type.
-	empties sync.Map
 	// scratch holds buffers (*[]byte) that Flush goroutines compress
 	// kept responses into (see pack).
 	scratch sync.Pool
@@ -54,9 +51,7 @@ type Batch struct {
 
 	flushMu sync.Mutex // one Flush at a time
 	mu      sync.Mutex // guards objects and index
-	// objects are the objects queued, in the order first queued. A
-	// reconcile's batch usually holds one: it is found by a look along the
-	// list, and index is built only for a batch of many.
+	// objects are the objects queued, in the order first queued.
 	objects []*object
 	index   map[ownership.ObjectRef]*object
 	// last is where the previous contribution went: status functions queue
@@ -73,10 +68,8 @@ type Batch struct {
 	}
 }
 
-// indexFrom is how many objects a batch holds before it indexes them.
-const indexFrom = 8
-
-// objectOf returns the object queued as id, or nil. b.mu is held.
+// objectOf returns the object queued as id, or nil; a reconcile's batch
+// holds one or two, found along the list. b.mu is held.
 func (b *Batch) objectOf(id ownership.ObjectRef) *object {
 	if b.index != nil {
 		return b.index[id]
@@ -89,17 +82,18 @@ func (b *Batch) objectOf(id ownership.ObjectRef) *object {
 	return nil
 }
 
-// addObject adds o, the object queued as o.id. b.mu is held.
+// addObject adds o, the object queued as o.id, indexing a batch of many.
+// b.mu is held.
 func (b *Batch) addObject(o *object) {
 	b.objects = append(b.objects, o)
-	switch {
-	case b.index != nil:
-		b.index[o.id] = o
-	case len(b.objects) >= indexFrom:
+	if b.index == nil && len(b.objects) >= 8 {
 		b.index = make(map[ownership.ObjectRef]*object, 2*len(b.objects))
-		for _, x := range b.objects {
+		for _, x := range b.objects[:len(b.objects)-1] {
 			b.index[x.id] = x
 		}
+	}
+	if b.index != nil {
+		b.index[o.id] = o
 	}
 }
 
@@ -144,16 +138,15 @@ func (o *observation) get() (client.Object, error) {
 }
 
 // answered moves the observation to what an apply left: its response,
-// decoded or not. empty gives the empty object of the observation's type it
-// keeps with a response.
-func (o *observation) answered(res ssa.Result, empty func(client.Object) client.Object) {
+// decoded or not.
+func (o *observation) answered(res ssa.Result) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
 		like := o.obj
 		if o.response == nil {
 			// The object queued is not kept for its type.
-			like = empty(o.obj)
+			like = objects.EmptyLike(o.obj)
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
@@ -202,24 +195,6 @@ func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 		enc = s2.Encode(scratch[:cap(scratch)], o.response)
 	}
 	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
-}
-
-// emptyLike returns an empty object of obj's type, one for every typed Go
-// type: observations kept as responses share it, and nothing modifies it
-// (decoding makes an object of its own).
-func (b *Batch) emptyLike(obj client.Object) client.Object {
-	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured {
-		return objects.EmptyLike(obj) // its kind is its own
-	}
-	typ := reflect.TypeOf(obj)
-	if like, ok := b.empties.Load(typ); ok {
-		if o, isObject := like.(client.Object); isObject {
-			return o
-		}
-	}
-	like, _ := b.empties.LoadOrStore(typ, objects.EmptyLike(obj))
-	o, _ := like.(client.Object)
-	return o
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -546,9 +521,6 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	defer b.flushMu.Unlock()
 
 	b.mu.Lock()
-	if o := b.onlyObjectToWrite(); o != nil {
-		return b.flushOne(ctx, o, dryRun) // unlocks b.mu
-	}
 	work := make([]flushWork, 0, len(b.objects))
 	for _, o := range b.objects {
 		if len(o.entries) == 0 {
@@ -559,47 +531,39 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	tally := &ssa.PendingTally{} // settle adds to it under b.mu
-	sem := make(chan struct{}, b.concurrency)
-	var wg sync.WaitGroup
-	for i := range work {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = b.flushObject(ctx, work[i], dryRun)
-			if dryRun == nil {
-				b.pack(work[i].object, len(work) >= packDictObjects)
-				b.settle(&work[i], tally)
-			}
-			// Nothing else of the Flush reads the object's work: the
-			// entries done and the contributions they sent go now, not
-			// when the last object is done, so that a Flush of many
-			// objects holds them only for those in flight.
-			work[i].release()
-		}()
+	var tally ssa.PendingTally // settle adds to it under b.mu
+	if len(work) == 1 {
+		// A reconcile's usual Flush: no goroutine to wait for.
+		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, dryRun)
+	} else {
+		sem := make(chan struct{}, b.concurrency)
+		var wg sync.WaitGroup
+		for i := range work {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = b.flushShare(ctx, &work[i], len(work), &tally, dryRun)
+			}()
+		}
+		wg.Wait()
 	}
-	wg.Wait()
 	if dryRun == nil && b.shadow == nil {
-		b.applier.RecordPending(tally)
+		b.applier.RecordPending(&tally)
 	}
 	return errors.Join(errs...)
 }
 
-// onlyObjectToWrite returns the object whose entries a Flush writes when
-// there is exactly one, else nil. b.mu is held.
-func (b *Batch) onlyObjectToWrite() *object {
-	var only *object
-	for _, o := range b.objects {
-		if len(o.entries) == 0 {
-			continue
-		}
-		if only != nil {
-			return nil
-		}
-		only = o
+// flushShare flushes one object's share of a Flush of n objects and lets go
+// of it: a Flush of many objects holds the entries only for those in flight.
+func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *ssa.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
+	err := b.flushObject(ctx, *w, dryRun)
+	if dryRun == nil {
+		b.pack(w.object, n >= packDictObjects)
+		b.settle(w, tally)
 	}
-	return only
+	w.release()
+	return err
 }
 
 // workOf returns o's share of a Flush, its entries appended to entries,
@@ -614,25 +578,6 @@ func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 		entries = append(entries, entryWork{entry: e, contribs: contribs, acType: acType(contribs, e.mixed)})
 	}
 	return flushWork{object: o, entries: entries}
-}
-
-// flushOne is flush for one object to write, a reconcile's usual Flush: its
-// entries go in order, and nothing of the Flush outlives the call, so that
-// it keeps its bookkeeping (a few entries and the pending tally) on the
-// stack. It is called with b.mu held and unlocks it.
-func (b *Batch) flushOne(ctx context.Context, o *object, dryRun func(ssa.Target, ssa.Result, error)) error {
-	var room [4]entryWork
-	w := b.workOf(o, room[:0])
-	b.mu.Unlock()
-	err := b.flushObject(ctx, w, dryRun)
-	if dryRun == nil {
-		var tally ssa.PendingTally
-		b.settle(&w, &tally)
-		if b.shadow == nil {
-			b.applier.RecordPending(&tally)
-		}
-	}
-	return errors.Join(err) // as a Flush of many objects joins them
 }
 
 // settle records what the Flush did with w's entries and drops those with
@@ -754,7 +699,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// Flush needs it; a result hook reads it decoded.
 		opts.DeferDecode = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
 		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
-		observed.answered(res, b.emptyLike)
+		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)
 			if err != nil {
