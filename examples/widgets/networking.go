@@ -83,10 +83,15 @@ func Endpoint(namespace, name string) string {
 	return fmt.Sprintf("10.%d.%d.%d", byte(sum>>16), byte(sum>>8), byte(sum))
 }
 
-// setEndpoint is a mutator that sets status.endpoint.
-func setEndpoint(endpoint string) widgetMutator {
+// setEndpoint is a Mutator, the apply-configuration way: it adds
+// status.endpoint to what this manager applies, allocating the status when the
+// manager owned none yet.
+func setEndpoint(endpoint string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
 	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
-		statusOf(ac).WithEndpoint(endpoint)
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		ac.Status.WithEndpoint(endpoint)
 		return nil
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -96,42 +96,34 @@ func (r *PlannerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ct
 		if !r.unguarded {
 			opts = append(opts, ssa.Guarded)
 		}
-		errs = append(errs, batcher.Status(b, w, PlannerManager, createPlan(string(uuid.NewUUID())), opts...))
+		errs = append(errs, batcher.EditStatus(b, w, PlannerManager, createPlan(string(uuid.NewUUID())), opts...))
 	}
-	errs = append(errs, batcher.Status(b, w, PlannerManager, setPlanned))
+	errs = append(errs, batcher.EditStatus(b, w, PlannerManager, setPlanned))
 	r.work(ctx)
 	return ctrl.Result{}, errors.Join(errs...)
 }
 
-// createPlan is a mutator that creates a plan with id when the observed
-// Widget has none. On a guarded retry observed is the object read again, so a
-// plan another reconcile created in between is kept.
-func createPlan(id string) widgetMutator {
-	return func(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-		if observed.Status.Plan != nil {
+// createPlan is an Edit that creates a plan with id when the Widget has none.
+// On a guarded retry it is handed the object read again, so a plan another
+// reconcile created in between is kept.
+func createPlan(id string) batcher.Edit[*v1alpha1.Widget] {
+	return func(w *v1alpha1.Widget) error {
+		if w.Status.Plan != nil {
 			return nil
 		}
-		statusOf(ac).WithPlan(acv1alpha1.WidgetPlan().
-			WithID(id).
-			WithCreatedBy(PlannerManager).
-			WithSteps(planSteps()...))
+		w.Status.Plan = &v1alpha1.WidgetPlan{ID: id, CreatedBy: PlannerManager, Steps: planSteps()}
 		return nil
 	}
 }
 
-// setPlanned sets Planned from the plan this apply carries (just created, or
-// owned from before), else from the observed object.
-func setPlanned(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-	var id string
-	switch {
-	case ac.Status != nil && ac.Status.Plan != nil && ac.Status.Plan.ID != nil:
-		id = *ac.Status.Plan.ID
-	case observed.Status.Plan != nil:
-		id = observed.Status.Plan.ID
+// setPlanned is an Edit that sets Planned from the Widget's plan: the one
+// createPlan just created (the entry's earlier Edits have run on w), or the one
+// it had.
+func setPlanned(w *v1alpha1.Widget) error {
+	cond := metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionFalse, Reason: ReasonNoPlan, Message: "no plan yet"}
+	if w.Status.Plan != nil && w.Status.Plan.ID != "" {
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, ReasonPlanCreated, "plan "+w.Status.Plan.ID
 	}
-	cond := metav1.Condition{Type: ConditionPlanned, Status: metav1.ConditionTrue, Reason: ReasonPlanCreated, Message: "plan " + id}
-	if id == "" {
-		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoPlan, "no plan yet"
-	}
-	return setCondition(ac, observed, cond)
+	conditions.Set(w, cond)
+	return nil
 }

@@ -2,6 +2,7 @@ package widgets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,7 +12,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -27,7 +29,8 @@ const (
 
 // ReadinessReconciler reports whether a Widget's replicas are ready: condition
 // Ready, status.readyReplicas and status.observedGeneration. Its status is
-// written by three small status functions that the batch sends as one apply.
+// written by three small contributions (the condition, queued with the
+// conditions package, and two Edits) that the batch sends as one apply.
 type ReadinessReconciler struct {
 	// Reader reads Widgets: the manager's cache in a controller.
 	Reader client.Reader
@@ -59,35 +62,43 @@ func (r *ReadinessReconciler) reconcile(ctx context.Context, req ctrl.Request) (
 	if err := r.Reader.Get(ctx, req.NamespacedName, w); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	err := queueStatus(ctrlbatch.FromContext(ctx), w, ReadinessManager, setReady, setReadyReplicas, setObservedGeneration)
+	b := ctrlbatch.FromContext(ctx)
+	err := errors.Join(
+		conditions.Status(b, w, ReadinessManager, readyCondition(w)),
+		batcher.EditStatus(b, w, ReadinessManager, setReadyReplicas),
+		batcher.EditStatus(b, w, ReadinessManager, setObservedGeneration),
+	)
 	r.work(ctx)
 	return ctrl.Result{}, err
 }
 
-// setReady sets Ready: True when the Widget asks for replicas, False with
-// reason NoReplicas when it asks for none.
-func setReady(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
+// readyCondition is Ready as decided from w: True when the Widget asks for
+// replicas, False with reason NoReplicas when it asks for none. The conditions
+// package keeps its lastTransitionTime while its status does not change and
+// stamps it with the generation of the Widget it is set on, so a reconcile that
+// decides the same again sends nothing.
+func readyCondition(w *v1alpha1.Widget) metav1.Condition {
 	cond := metav1.Condition{
 		Type:    ConditionReady,
 		Status:  metav1.ConditionTrue,
 		Reason:  ReasonReplicasAvailable,
-		Message: fmt.Sprintf("%d replicas ready", observed.Spec.Replicas),
+		Message: fmt.Sprintf("%d replicas ready", w.Spec.Replicas),
 	}
-	if observed.Spec.Replicas <= 0 {
+	if w.Spec.Replicas <= 0 {
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, ReasonNoReplicas, "spec.replicas is 0"
 	}
-	return setCondition(ac, observed, cond)
+	return cond
 }
 
 // setReadyReplicas reports every requested replica as ready: the example has
 // no pods to count.
-func setReadyReplicas(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-	statusOf(ac).WithReadyReplicas(max(0, observed.Spec.Replicas))
+func setReadyReplicas(w *v1alpha1.Widget) error {
+	w.Status.ReadyReplicas = max(0, w.Spec.Replicas)
 	return nil
 }
 
 // setObservedGeneration records which spec the status was computed from.
-func setObservedGeneration(ac *acv1alpha1.WidgetApplyConfiguration, observed *v1alpha1.Widget) error {
-	statusOf(ac).WithObservedGeneration(observed.Generation)
+func setObservedGeneration(w *v1alpha1.Widget) error {
+	w.Status.ObservedGeneration = w.Generation
 	return nil
 }
