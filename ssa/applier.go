@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -111,9 +110,6 @@ type Applier struct {
 	entries entryCache
 	schemas kindSchemas
 	layouts layouts
-	// runs recycles applyRuns: an Apply that changes nothing, as most do,
-	// allocates nothing else of its size.
-	runs sync.Pool
 	// unchanged is the intent of every build that changes nothing.
 	unchanged *prepared
 }
@@ -169,7 +165,6 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 		return Result{Object: observed, Observed: observed}, err
 	}
 	run := a.newRun(ctx, t, observed, b, opts)
-	defer a.endRun(run)
 	run.built = built
 	if err := run.check(); err != nil {
 		return run.fail(err)
@@ -221,10 +216,7 @@ type applyRun struct {
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
-	r, _ := a.runs.Get().(*applyRun)
-	if r == nil {
-		r = &applyRun{}
-	}
+	r := &applyRun{}
 	r.opts.ApplyOptions(opts)
 	policy := a.policy(t.Manager, &r.opts)
 	if r.opts.AsOwner {
@@ -236,13 +228,6 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	r.logger, r.backoff = a.logger(ctx), a.cfg.backoff
 	r.res, r.like = Result{Object: observed}, observed
 	return r
-}
-
-// endRun recycles r once its Apply has returned: nothing refers to it then
-// (the Result went out as a copy).
-func (a *Applier) endRun(r *applyRun) {
-	*r = applyRun{}
-	a.runs.Put(r)
 }
 
 // check refuses, before any request, a target, observed object or build
