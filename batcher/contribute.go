@@ -14,20 +14,17 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 )
 
-// Mutator edits ac, the apply configuration of one entry, given the object as
-// observed. AC is a generated apply configuration type (such as
-// *acv1alpha1.WidgetApplyConfiguration or client-go's
-// *corev1ac.PodApplyConfiguration), or *unstructured.Unstructured. ac already
-// names the object and, in incremental mode, holds what the field manager owns;
-// what the mutator removes from it is released when the entry is applied.
+// Mutator edits ac, one entry's apply configuration, given the observed object.
+// AC is a generated apply configuration type (such as
+// *acv1alpha1.WidgetApplyConfiguration) or *unstructured.Unstructured. ac names
+// the object and, in incremental mode, holds what the manager owns; what the
+// mutator removes is released when the entry is applied.
 //
-// The caller's contract: a Mutator runs at Flush, not when queued, and runs
-// again against a fresh read each time a Guarded entry is retried, so it must
-// be a deterministic function of observed, with no side effects (no
-// requests, no writes to shared state). observed must not be modified. ac
-// is the mutators' own for one build: they may put into it maps and slices
-// that observed holds, and nothing of it reaches another build, the Applier's
-// memory of what the manager owns, or the caller's objects.
+// A Mutator runs at Flush, and again on a fresh read for each retry of a
+// Guarded entry: it must be deterministic in observed, without side effects (no
+// requests, no writes to shared state), and must not modify observed. ac is its
+// own for one build: it may hold observed's maps and slices, and nothing of it
+// reaches another build, the Applier's memory or the caller's objects.
 type Mutator[O client.Object, AC any] func(ac AC, observed O) error
 
 // Status queues mutate to edit what manager applies to obj's status
@@ -70,30 +67,24 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	return b.add(t, obj, c)
 }
 
-// contribution is one queued mutator or edit. The caller's function is kept
-// as it is, with a generic caller for its type: queueing allocates no
-// closure, and the types that say which conversions it needs (the apply
-// configuration type its mutator edits, the object type it observes) follow
-// from the caller rather than being stored. A reconcile queues contributions
-// by the dozen: each is three words and a pointer.
+// contribution is one queued mutator or edit, kept with a generic caller for
+// its types rather than in a closure: reconciles queue them by the dozen.
 type contribution struct {
 	fn   any               // the Mutator[O, AC] or Edit[O]
 	call caller            // runs fn with its arguments' types
 	opts *ssa.ApplyOptions // the contribution's own options; nil for none
 }
 
-// caller runs a contribution's function. Its implementations are empty
-// generic structs, which, unlike generic function values, are stored in an
-// interface without an allocation.
+// caller runs a contribution's function; its implementations are empty generic
+// structs, which an interface holds without allocating.
 type caller interface {
 	mutate(fn, ac, observed any) error
 	edit(fn, obj any) error
 	isEdit() bool
 	acType() reflect.Type // nil for an Edit
 	observedType() reflect.Type
-	// check refuses a function of types that cannot be queued. It
-	// depends on the types alone: a contribution of the same caller as
-	// the one queued before it needs no check.
+	// check refuses function types that cannot be queued; it depends on the
+	// types alone, so a repeat of the previous caller needs no check.
 	check() error
 }
 
@@ -107,8 +98,7 @@ func (mutatorCaller[O, AC]) isEdit() bool               { return false }
 func (mutatorCaller[O, AC]) acType() reflect.Type       { return reflect.TypeFor[AC]() }
 func (mutatorCaller[O, AC]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 
-// check refuses an apply configuration type that is not a pointer to a
-// struct.
+// check refuses an apply configuration type that is not a pointer to a struct.
 func (mutatorCaller[O, AC]) check() error {
 	acType := reflect.TypeFor[AC]()
 	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
@@ -126,20 +116,17 @@ func (editCaller[O]) acType() reflect.Type       { return nil }
 func (editCaller[O]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 func (editCaller[O]) check() error               { return nil }
 
-// isEdit reports whether c is an Edit, which changes a copy of the object
-// instead of an apply configuration.
+// isEdit reports whether c is an Edit, which changes a copy of the object.
 func (c *contribution) isEdit() bool { return c.call.isEdit() }
 
 // acType is the apply configuration type c's Mutator edits; nil for an Edit.
 func (c *contribution) acType() reflect.Type { return c.call.acType() }
 
-// observedType is the object type c's function takes.
 func (c *contribution) observedType() reflect.Type { return c.call.observedType() }
 
 // mutate runs a Mutator on ac, given observed in the type it takes.
 func (c *contribution) mutate(ac, observed any) error { return c.call.mutate(c.fn, ac, observed) }
 
-// edit runs an Edit on obj.
 func (c *contribution) edit(obj any) error { return c.call.edit(c.fn, obj) }
 
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
@@ -152,8 +139,7 @@ func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contributi
 	return c, nil
 }
 
-// newFromContent returns a new value of pointer type typ holding a copy of u's
-// content: a typed object or apply configuration, or an Unstructured.
+// newFromContent returns a new typ (a pointer type) with a copy of u's content.
 func newFromContent(typ reflect.Type, u *unstructured.Unstructured) (any, error) {
 	if typ == unstructuredType {
 		return u.DeepCopy(), nil
@@ -165,7 +151,6 @@ func newFromContent(typ reflect.Type, u *unstructured.Unstructured) (any, error)
 	return v, nil
 }
 
-// toContent returns a typed value's or an Unstructured's content.
 func toContent(v any) (map[string]any, error) {
 	if u, ok := v.(*unstructured.Unstructured); ok {
 		return u.Object, nil
@@ -173,9 +158,8 @@ func toContent(v any) (map[string]any, error) {
 	return runtime.DefaultUnstructuredConverter.ToUnstructured(v)
 }
 
-// observedAs returns observed as a value of typ, the type a mutator or edit
-// takes: observed itself when it already is one (mutators must not modify
-// it), else a conversion.
+// observedAs returns observed as typ, the type a mutator or edit takes: itself
+// when it is one (so mutators must not modify it), else a conversion.
 func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersionKind) (any, error) {
 	if reflect.TypeOf(observed) == typ {
 		return observed, nil
@@ -189,14 +173,10 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 	return newFromContent(typ, u)
 }
 
-// build returns how to build t's intent from contribs, run in queue order.
-// An entry made of Mutators of one apply configuration type (not
-// unstructured) also gets a typed build, which keeps the intent in that type
-// throughout; so does one made of status Edits of a typed object with metav1
-// conditions (see editTypedBuild). acType is the one apply configuration
-// type of contribs' Mutators, nil when there are several or any Edit (see
-// acType). t is the entry's target, which the builds refer to rather than
-// copy: an entry's target never changes.
+// build returns how to build t's intent from contribs, in queue order. acType,
+// the one apply configuration type of contribs' Mutators (nil if several or any
+// Edit), or status Edits of a typed object (editTypedBuild) add a typed build.
+// t is shared, not copied: an entry's target never changes.
 func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {
@@ -215,9 +195,8 @@ func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contributio
 	return b
 }
 
-// buildFunc runs contribs in queue order on t's intent as unstructured
-// content, one step at a time (see steps). Edits are turned into changes of
-// the intent by an editor, with tc comparing the objects.
+// buildFunc runs contribs in queue order on the unstructured intent, one step
+// at a time; an editor turns Edits into changes of the intent.
 func buildFunc(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
 	return func(intent *unstructured.Unstructured, observed client.Object) error {
 		plan := steps(contribs) // here: a typed build never needs it
@@ -239,13 +218,10 @@ func buildFunc(t *ssa.Target, tc managedfields.TypeConverter, contribs []contrib
 	}
 }
 
-// step is a run of consecutive contributions, contribs[start:end], built
-// together: Edits of one object type, which share one comparison, or
-// Mutators of one apply configuration type, which share one conversion of
-// the intent.
+// step is a run contribs[start:end] built together: Edits of one object type
+// share a comparison, Mutators of one apply configuration type a conversion.
 type step struct{ start, end int }
 
-// steps cuts contribs into steps, in queue order.
 func steps(contribs []contribution) []step {
 	var out []step
 	for start := 0; start < len(contribs); {
@@ -259,7 +235,6 @@ func steps(contribs []contribution) []step {
 	return out
 }
 
-// sameStep reports whether b can be built in the same step as a.
 func sameStep(a, b *contribution) bool {
 	if a.isEdit() != b.isEdit() {
 		return false
@@ -270,18 +245,15 @@ func sameStep(a, b *contribution) bool {
 	return a.acType() == b.acType()
 }
 
-// observations hands mutators the observed object in the types they take,
-// converting it at most once per type. Mutators almost always take the type
-// the object was queued in, which needs no conversion and no map.
+// observations converts the observed object at most once per type mutators take.
 type observations struct {
 	observed  client.Object
 	gvk       schema.GroupVersionKind
 	converted map[reflect.Type]any
 }
 
-// mutateAll runs run, Mutators of one apply configuration type starting at
-// the first-th of total contributions, on intent converted to that type once,
-// and stores the result back in intent.
+// mutateAll runs run, Mutators of one apply configuration type, on intent
+// converted once; first and total number them for errors.
 func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contribution, first, total int) error {
 	ac, err := newFromContent(run[0].acType(), intent)
 	if err != nil {
@@ -300,7 +272,6 @@ func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contri
 	return nil
 }
 
-// mutate runs c, the i-th of total contributions, on ac.
 func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 	typ := c.observedType()
 	var obs any = o.observed
@@ -323,9 +294,8 @@ func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 	return nil
 }
 
-// applyOptions derives an entry's apply options from its contributions, in
-// queue order: guarded or declarative if any contribution is, and the last
-// conflict policy set.
+// applyOptions combines contribs' options in queue order: guarded or
+// declarative if any is, the last conflict policy set.
 func applyOptions(contribs []contribution) ssa.ApplyOptions {
 	var opts ssa.ApplyOptions
 	for i := range contribs {

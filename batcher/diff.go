@@ -12,28 +12,19 @@ import (
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
-// An Edit's changes are found by walking the object's content before and
-// after the edit with the kind's schema, as structured-merge-diff compares
-// typed values, but without building them: typing both objects, comparing
-// them and merging the result cost an Edit many times what the edit itself
-// does. The rules are the schema's: struct fields and map entries by name,
-// items of map lists by their keys, items of sets by value, atomic values
-// whole.
+// An Edit's changes are found by walking its content before and after with the
+// kind's schema, by structured-merge-diff's rules but without typed values,
+// which would cost many times the edit itself.
 
-// diffContent adds to changed the paths below prefix whose value after
-// differs from before or is new (a new struct, map or list item whole), and
-// to removed those that are gone.
+// diffContent adds to changed the paths below prefix whose value differs or is
+// new (a new struct, map or list item whole), and to removed those gone.
 func diffContent(s *schema.Schema, tr schema.TypeRef, before, after any, prefix fieldpath.Path, changed, removed *fieldpath.Set) {
 	(&differ{schema: s, changed: changed, removed: removed}).diff(tr, before, after, prefix, true)
 }
 
-// diffClaims is diffContent as an Edit needs it: a changed item of a list
-// keyed by its fields (a condition) is added to changed as the item's path,
-// not as its changed leaves, because the Edit claims the item whole (see
-// claimElements, which makes the same of the leaves). It spares building and
-// inserting a path per changed field. Items whose type holds a keyed list of
-// its own are walked leaf by leaf as diffContent does, since claimElements
-// claims the innermost keyed item.
+// diffClaims is diffContent recording a changed keyed list item (a condition)
+// as the item's path, since the Edit claims it whole; items holding a keyed
+// list go leaf by leaf, as claimElements claims the innermost item.
 func diffClaims(s *schema.Schema, tr schema.TypeRef, before, after any, changed, removed *fieldpath.Set) {
 	(&differ{schema: s, changed: changed, removed: removed, wholeItems: true}).diff(tr, before, after, nil, true)
 }
@@ -44,16 +35,14 @@ type differ struct {
 	wholeItems       bool
 }
 
-// diff compares before and after of type tr at prefix. It records changed
-// paths only when record is set, removed ones always, and reports whether
-// anything changed or was added (removals do not count).
+// diff compares before and after of type tr at prefix, recording changed paths
+// if record and removed ones always; it reports whether anything changed,
+// removals aside.
 func (d *differ) diff(tr schema.TypeRef, before, after any, prefix fieldpath.Path, record bool) bool {
 	if jsonvalue.Equal(before, after) {
 		return false // nothing below differs: no path to build
 	}
 	atom, ok := d.schema.Resolve(tr)
-	// Struct fields and map entries by name, items of map lists and sets by
-	// key or value; atomic values, and a type the schema lacks, whole.
 	byField := ok && atom.Map != nil && atom.Map.ElementRelationship != schema.Atomic
 	byItem := ok && atom.List != nil && atom.List.ElementRelationship == schema.Associative
 	switch {
@@ -143,9 +132,8 @@ func (d *differ) record(p fieldpath.Path, record bool) {
 	}
 }
 
-// holdsKeyedList reports whether a value of type tr holds, at any depth, a
-// list whose items are identified by key fields. depth bounds recursive
-// schemas.
+// holdsKeyedList reports whether type tr holds a keyed list at any depth;
+// depth bounds recursive schemas.
 func holdsKeyedList(s *schema.Schema, tr schema.TypeRef, depth int) bool {
 	atom, ok := s.Resolve(tr)
 	if !ok || depth > 32 {
@@ -170,8 +158,7 @@ func holdsKeyedList(s *schema.Schema, tr schema.TypeRef, depth int) bool {
 	return false
 }
 
-// elementOf returns the path element of a list item: its key fields, or its
-// value for a set of scalars.
+// elementOf returns a list item's path element: its keys, or a scalar's value.
 func elementOf(item any, keys []string) (fieldpath.PathElement, bool) {
 	if len(keys) == 0 {
 		switch item.(type) {
@@ -244,9 +231,8 @@ func keyOfElement(pe fieldpath.PathElement, keys []string) (string, bool) {
 	return elementKey(item, keys)
 }
 
-// copyPath copies the value at p in src into dst, creating what is missing on
-// the way, and returns dst (a new container when dst had none there). found is
-// false when src has nothing at p.
+// copyPath copies the value at p in src into dst, creating what is missing,
+// and returns dst; found is false when src has nothing at p.
 func copyPath(dst, src any, p fieldpath.Path) (out any, found bool) {
 	if len(p) == 0 {
 		return runtime.DeepCopyJSONValue(src), true
@@ -297,8 +283,7 @@ func copyPath(dst, src any, p fieldpath.Path) (out any, found bool) {
 	return dst, false
 }
 
-// indexOf returns the index of the item of list that pe (a key or a value
-// element) names, or -1.
+// indexOf returns the index of the item pe names in list, or -1.
 func indexOf(list []any, pe fieldpath.PathElement) int {
 	var keys []string
 	if pe.Key != nil {
@@ -318,11 +303,9 @@ func indexOf(list []any, pe fieldpath.PathElement) int {
 	return -1
 }
 
-// equalJSON compares two unstructured values as their JSON would compare.
 func equalJSON(a, b any) bool { return jsonvalue.Equal(a, b) }
 
-// removePath removes the value at p from node, if it is there, and returns
-// node.
+// removePath removes the value at p from node, if there, and returns node.
 func removePath(node any, p fieldpath.Path) any {
 	if len(p) == 0 {
 		return node

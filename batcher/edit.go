@@ -26,35 +26,27 @@ import (
 // it owns, so the removal would not happen on the server.
 var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
 
-// Edit is a mutator written the merge-patch way: it edits a typed object in
-// place (meta.SetStatusCondition(&obj.Status.Conditions, ...), obj.Status.Plan =
-// ...). It is handed a copy of the observed object, already edited by the
-// entry's earlier Edits.
-//
-// The caller's contract, as for a Mutator: an Edit runs at Flush, not when
-// queued, and runs again against a fresh read each time a Guarded entry is
-// retried, so it must be a deterministic function of the object it is
-// handed, with no side effects (no requests, no writes to shared state),
-// and must not keep obj after it returns.
+// Edit is a mutator written the merge-patch way: it edits in place a copy of
+// the observed typed object (meta.SetStatusCondition(&obj.Status.Conditions,
+// ...)), already edited by the entry's earlier Edits. Like a Mutator, it runs at
+// Flush and again on a fresh read for each retry of a Guarded entry: it must
+// be deterministic in obj, without side effects (no requests, no writes to
+// shared state), and must not keep obj after it returns.
 type Edit[O client.Object] func(obj O) error
 
 // EditStatus queues an Edit for what manager applies to obj's status, so that
 // status functions written for merge patches run unchanged. At Flush the edit
-// runs on a copy of the observed object and statusapply derives the manager's
-// apply configuration from what it changed (compared with structured-merge-diff
-// using the kind's schema):
+// runs on a copy of the observed object, and the manager's apply configuration
+// is derived from what it changed, by the kind's schema:
 //
-//   - every field the edit set or changed is added to what the manager applies;
-//     a change inside a list element keyed by its fields (a condition) claims
-//     the whole element;
-//   - every field it removed is released, if only this manager owns it; a
-//     field another manager owns cannot be removed by this writer, and Flush
-//     fails with ErrRemovesForeignField naming the owner;
-//   - a field set to the value it already had is not claimed.
+//   - a field it set or changed is applied; a change inside a list element
+//     keyed by its fields (a condition) claims the whole element;
+//   - a field it removed is released if only this manager owns it; otherwise
+//     Flush fails with ErrRemovesForeignField naming the owner;
+//   - a field set to the value it had is not claimed.
 //
-// Edits and Mutators may be mixed in one entry; they run in queue order. A
-// Mutator sees the fields earlier Edits changed; an Edit sees only earlier
-// Edits' changes, on its copy of the object.
+// Edits and Mutators may be mixed in one entry, in queue order. A Mutator sees
+// earlier Edits' changes; an Edit sees earlier Edits' changes only.
 func EditStatus[O client.Object](b *Batch, obj O, manager string, edit Edit[O], opts ...ssa.ApplyOption) error {
 	return contributeEdit(b, obj, ssa.StatusSubresource, manager, edit, opts)
 }
@@ -73,8 +65,7 @@ func contributeEdit[O client.Object](b *Batch, obj O, sub ssa.Subresource, manag
 	return contributeWith(b, obj, sub, manager, opts, c, invalid)
 }
 
-// editor applies the changes of edits to an intent: it keeps, per object type,
-// the working copy the edits change, and the type converter that compares it.
+// editor turns edits into changes of an intent, with a working copy per type.
 type editor struct {
 	target   ssa.Target
 	tc       managedfields.TypeConverter
@@ -82,9 +73,8 @@ type editor struct {
 	working  map[reflect.Type]client.Object
 }
 
-// apply runs a run of edits of one object type, in order, on the working
-// copy and merges what they changed together into intent. first and total
-// place the run among the entry's contributions, for error messages.
+// apply runs edits of one object type on the working copy and merges what they
+// changed into intent; first and total number them for errors.
 func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) error {
 	c := &run[0]
 	typ := c.observedType()
@@ -94,8 +84,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		if err != nil {
 			return err
 		}
-		// The working copy is the editor's own, because edits change it: a
-		// conversion already is, the observed object itself is copied.
+		// Edits change the working copy: observed itself must be copied.
 		work, _ = obs.(client.Object)
 		if obs == any(e.observed) {
 			work, _ = e.observed.DeepCopyObject().(client.Object)
@@ -112,8 +101,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 		}
 	}
 	if reflect.DeepEqual(work, pristine) {
-		// Nothing changed: nothing to claim or release, and no comparison
-		// of the schema-typed objects to pay for.
+		// Nothing to claim or release: skip the schema comparison.
 		return nil
 	}
 	before, err := e.content(pristine)
@@ -124,18 +112,14 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	if err != nil {
 		return err
 	}
-	// The edited object is typed, not an empty one of its kind: a field the
-	// schema does not know yet (a CRD changed under the controller) makes a
-	// converter that reads the cluster's schemas check them at once, rather
-	// than the diff taking the unknown field for an atomic one.
+	// Typing the edited object makes a converter of the cluster's schemas see
+	// a field it does not know yet, which the diff would take for atomic.
 	tv, err := typedContent(e.tc, e.target.GVK, after)
 	if err != nil {
 		return err
 	}
 	changed, gone := fieldpath.NewSet(), fieldpath.NewSet()
 	diffClaims(tv.Schema(), tv.TypeRef(), before, after, changed, gone)
-	// A change inside a list element keyed by its fields (a condition)
-	// claims the whole element.
 	claimed := e.relevant(claimElements(changed).Leaves())
 	removed := topmost(e.relevant(gone))
 	if claimed.Empty() && removed.Empty() {
@@ -155,9 +139,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return nil
 }
 
-// kindSchema returns the typed value of an empty object of gvk, whose
-// Schema and TypeRef are the kind's schema, for walking its content (the
-// Edit diff, shadow mode's comparison).
+// kindSchema returns an empty typed object of gvk, for its Schema and TypeRef.
 func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*typed.TypedValue, error) {
 	probe := &unstructured.Unstructured{Object: map[string]any{}}
 	probe.SetGroupVersionKind(gvk)
@@ -168,8 +150,7 @@ func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*t
 	return tv, nil
 }
 
-// typedContent types content, an object's content without its kind, with
-// gvk's schema.
+// typedContent types content, without its kind, with gvk's schema.
 func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, content map[string]any) (*typed.TypedValue, error) {
 	u := &unstructured.Unstructured{Object: maps.Clone(content)}
 	u.SetGroupVersionKind(gvk)
@@ -180,18 +161,13 @@ func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, c
 	return tv, nil
 }
 
-// content is subresourceContent of a working object.
 func (e *editor) content(obj client.Object) (map[string]any, error) {
 	return subresourceContent(obj, e.target.Subresource)
 }
 
-// subresourceContent returns what an apply to sub can write on obj, as a
-// copy that does not follow later edits and without managedFields (no
-// manager owns them, and they are most of a typical object's size): the
-// status alone for the status subresource (nothing else is compared there,
-// see subresourcePaths, and the rest of a typed object, metadata first, would
-// cost most of the conversion); the whole object otherwise, and for kinds
-// without a recognisable status. obj is not modified.
+// subresourceContent returns a copy of what an apply to sub can write on obj,
+// without managedFields, which no manager owns: the status alone for the
+// status subresource, sparing the conversion of the rest, else the whole object.
 func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any, error) {
 	if sub == ssa.StatusSubresource {
 		if status, ok := statusContent(obj); ok {
@@ -213,9 +189,8 @@ func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any,
 	return content, nil
 }
 
-// statusContent returns obj's status as {"status": content}, a copy that
-// does not follow later edits, or false when obj has no recognisable status
-// (a typed object without a struct field tagged json:"status").
+// statusContent returns a copy of obj's status as {"status": ...}, or false
+// when obj has no struct field tagged json:"status".
 func statusContent(obj client.Object) (map[string]any, bool) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		status, found := u.Object["status"]
@@ -250,9 +225,7 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 	return nil, false
 }
 
-// statusField returns the index of the field of st, a typed object's
-// struct, tagged json:"status": where Edits and their typed build find the
-// object's status.
+// statusField returns the index of st's field tagged json:"status".
 func statusField(st reflect.Type) (int, bool) {
 	for i := range st.NumField() {
 		if name, inline, ok := objects.JSONName(st.Field(i)); ok && !inline && name == "status" {
@@ -262,15 +235,12 @@ func statusField(st reflect.Type) (int, bool) {
 	return -1, false
 }
 
-// relevant keeps the paths the target's subresource writes (see
-// subresourcePaths).
 func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {
 	return subresourcePaths(e.target.Subresource, set)
 }
 
-// subresourcePaths keeps the paths of set that an apply to sub writes: status
-// for the status subresource; everything else but system metadata for the
-// object.
+// subresourcePaths keeps set's paths an apply to sub writes: status for the
+// status subresource, all else but system metadata for the object.
 func subresourcePaths(sub ssa.Subresource, set *fieldpath.Set) *fieldpath.Set {
 	out := fieldpath.NewSet()
 	set.Iterate(func(p fieldpath.Path) {
@@ -306,9 +276,8 @@ func userMetadata(field string) bool {
 	return false
 }
 
-// claimElements widens every path inside a list element identified by key
-// fields (a condition of a given type) to the whole element, so that the
-// manager applies the element with all its fields rather than a fragment.
+// claimElements widens paths inside a keyed list element (a condition) to the
+// whole element, so that the manager applies it whole, not a fragment.
 func claimElements(set *fieldpath.Set) *fieldpath.Set {
 	out := fieldpath.NewSet()
 	set.Iterate(func(p fieldpath.Path) {
@@ -326,8 +295,8 @@ func claimElements(set *fieldpath.Set) *fieldpath.Set {
 	return out
 }
 
-// topmost keeps the paths of set that have no ancestor in set: removing a
-// condition removes its fields with it, and is reported once.
+// topmost keeps set's paths without an ancestor in set: a removed condition
+// takes its fields along and is reported once.
 func topmost(set *fieldpath.Set) *fieldpath.Set {
 	out := fieldpath.NewSet()
 	set.Iterate(func(p fieldpath.Path) {
@@ -341,8 +310,8 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 	return out
 }
 
-// checkRemovals refuses removals of fields that a manager other than the
-// target's owns (in any operation or subresource).
+// checkRemovals refuses removing fields another manager owns, in any
+// operation or subresource.
 func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	if removed.Empty() {
 		return nil

@@ -18,54 +18,32 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 )
 
-// Status Edits are, in the common case, edits of metav1 conditions: a
-// status function sets a few conditions with meta.SetStatusCondition. For
-// that case the entry is built in a typed form, conditionsIntent, on the
-// typed path Mutators of generated apply configurations take (see
-// ssa.TypedBuild), instead of converting, comparing and encoding the status
-// as unstructured content. The typed build is the unstructured one (editor)
-// restricted to where the two provably agree; everywhere else it declines
-// with ssa.ErrBuildUntyped and the editor builds the intent:
-//
-//   - the intent holds nothing but the object's identity and status
-//     conditions, and encodes to the content it was decoded from (what the
-//     manager owns is only conditions, and none holds a field the typed form
-//     would drop or rewrite);
-//   - the edits changed no status field but the conditions (compared as Go
-//     values: a difference that would not show in JSON declines too);
-//   - the kind's schema keys status.conditions by type alone, the Go type
-//     is []metav1.Condition, and no condition type occurs twice;
-//   - no changed condition lost its observedGeneration (the editor would
-//     release that field alone) or has no lastTransitionTime.
-//
-// Within those bounds the editor's rules come out the same: a condition the
-// edits added or changed (as its JSON would compare) is claimed whole, in
-// place when the intent holds it, appended in the editor's order otherwise;
-// a condition they removed is released, after the same check for other
-// owners; an edit that changes nothing leaves the intent as it was.
+// Status Edits mostly set metav1 conditions, so such entries get a typed build
+// (conditionsIntent, as typed Mutators have) that must agree with the editor:
+// it declines with ssa.ErrBuildUntyped unless the intent holds only identity
+// and conditions and re-encodes to its content, the edits changed only the
+// conditions (as Go values), the schema keys them by type alone in a
+// []metav1.Condition without repeated types, and no changed condition lost
+// its observedGeneration (the editor would release that alone) or lacks a
+// lastTransitionTime.
 
-// conditionsIntent is a status intent made of conditions only, in a form the
-// typed path can copy, compare and encode without reflection over
-// unstructured content.
+// conditionsIntent is a status intent of conditions only.
 type conditionsIntent struct {
 	metav1ac.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Status                                 *conditionsStatus `json:"status,omitempty"`
-	// Untyped is set when the content the intent was decoded from does not
-	// fit this form: the typed build then declines.
+	// Untyped: the content decoded does not fit this form; the build declines.
 	Untyped bool `json:"-"`
 }
 
-// conditionsStatus is the status of a conditionsIntent.
 type conditionsStatus struct {
 	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
 var conditionsIntentType = reflect.TypeFor[*conditionsIntent]()
 
-// conditionsWire is how a conditionsIntent encodes: as the editor's
-// unstructured intent would, a status only when it has a conditions list,
-// even an empty one (the editor leaves [] when it removes the last one).
+// conditionsWire encodes a conditionsIntent as the editor would: a status only
+// with a conditions list, even [] (left when the last one is removed).
 type conditionsWire struct {
 	metav1ac.TypeMetaApplyConfiguration `json:",inline"`
 	Metadata                            *metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
@@ -76,8 +54,7 @@ type conditionsWireStatus struct {
 	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions"`
 }
 
-// MarshalJSON encodes the intent as the editor's unstructured intent of the
-// same content would encode (up to the order of object keys).
+// MarshalJSON encodes as the editor's intent would, up to key order.
 func (in *conditionsIntent) MarshalJSON() ([]byte, error) {
 	w := conditionsWire{TypeMetaApplyConfiguration: in.TypeMetaApplyConfiguration, Metadata: in.ObjectMetaApplyConfiguration}
 	if in.Status != nil && in.Status.Conditions != nil {
@@ -86,10 +63,8 @@ func (in *conditionsIntent) MarshalJSON() ([]byte, error) {
 	return json.Marshal(w)
 }
 
-// UnmarshalJSON decodes content (what a manager owns, with the object's
-// identity) and marks the intent Untyped unless encoding it again gives the
-// same content: unknown fields, nulls, times not in the form the API server
-// writes them, anything but conditions in the status.
+// UnmarshalJSON decodes content and marks the intent Untyped unless encoding it
+// again gives the same content (no unknown fields, nulls or odd time forms).
 func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
 	var w conditionsWire
 	if err := json.Unmarshal(data, &w); err != nil {
@@ -112,8 +87,7 @@ func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// conditionsShape is where a typed object keeps its status and, in it, its
-// metav1 conditions: the struct field indexes, found once per build.
+// conditionsShape locates a typed object's status and its metav1 conditions.
 type conditionsShape struct {
 	status     int  // the object's status field
 	statusPtr  bool // the status field is a pointer to the struct
@@ -122,10 +96,9 @@ type conditionsShape struct {
 
 var conditionsType = reflect.TypeFor[[]metav1.Condition]()
 
-// conditionsShapeOf finds the status and its conditions in objects of typ;
-// ok is false unless the status is a struct (or pointer to one) tagged
-// json:"status" holding []metav1.Condition tagged json:"conditions", with no
-// inlined fields whose content could mix with them.
+// conditionsShapeOf finds the shape of typ; ok is false unless the status is a
+// struct (or pointer) holding []metav1.Condition tagged json:"conditions" and
+// no inlined fields, whose content could mix with them.
 func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
 	var shape conditionsShape
 	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
@@ -156,7 +129,7 @@ func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
 	return shape, shape.conditions >= 0
 }
 
-// status returns obj's status struct; ok is false for a nil status pointer.
+// statusOf returns obj's status struct; ok is false for a nil status pointer.
 func (s conditionsShape) statusOf(obj client.Object) (reflect.Value, bool) {
 	v := reflect.ValueOf(obj).Elem().Field(s.status)
 	if s.statusPtr {
@@ -168,9 +141,8 @@ func (s conditionsShape) statusOf(obj client.Object) (reflect.Value, bool) {
 	return v, true
 }
 
-// conditionsKeyedByType reports whether the kind's schema makes
-// status.conditions a list of items identified by their type alone, the
-// list the typed build merges.
+// conditionsKeyedByType reports whether the kind's schema keys
+// status.conditions by type alone, as the typed build merges them.
 func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
 	tv, err := kindSchema(tc, t.GVK)
 	if err != nil {
@@ -194,9 +166,8 @@ func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
 		slices.Equal(atom.Keys, []string{"type"}) && !holdsKeyedList(s, atom.List.ElementType, 0)
 }
 
-// editTypedBuild returns the typed build of t's entry when it is made of
-// status Edits of one typed object that keeps metav1 conditions; nil
-// otherwise (the editor builds those).
+// editTypedBuild returns the typed build of status Edits of one typed object
+// that keeps metav1 conditions; nil otherwise.
 func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *ssa.TypedBuild {
 	if t.Subresource != ssa.StatusSubresource {
 		return nil
@@ -220,9 +191,8 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	}}
 }
 
-// editConditions runs contribs, Edits of observed's type, on a copy of
-// observed and merges the conditions they changed into in, as the editor
-// would (see the top of this file), or declines with ssa.ErrBuildUntyped.
+// editConditions runs contribs on a copy of observed and merges the changed
+// conditions into in as the editor would, or declines with ssa.ErrBuildUntyped.
 func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
 	in *conditionsIntent, observed client.Object) error {
 	work, ok := observed.DeepCopyObject().(client.Object)
@@ -276,10 +246,8 @@ type conditionsDiff struct {
 	removed []string            // types no longer there
 }
 
-// diffConditions compares two lists of conditions by type, each condition
-// as its JSON would compare. ok is false where the editor's rules would take
-// more than claiming and releasing whole conditions (see the top of this
-// file).
+// diffConditions compares conditions by type as their JSON compares; ok is
+// false where the editor would do more than claim and release whole ones.
 func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 	if len(was) == len(now) {
 		same := true
@@ -294,9 +262,8 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 		}
 	}
 	if len(was) == 0 || len(now) == 0 || hasDuplicateTypes(was) || hasDuplicateTypes(now) {
-		// With no conditions on one side the list itself comes or goes
-		// (an omitted empty list), which the editor claims or releases
-		// whole.
+		// The list itself comes or goes (omitted when empty), which the
+		// editor claims or releases whole.
 		return d, false
 	}
 	byType := make(map[string]*metav1.Condition, len(was))
@@ -330,7 +297,6 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 	return d, true
 }
 
-// hasDuplicateTypes reports whether a condition type occurs twice.
 func hasDuplicateTypes(conds []metav1.Condition) bool {
 	if len(conds) < 2 {
 		return false
@@ -359,24 +325,18 @@ func sameCondition(a, b *metav1.Condition) bool {
 	return a.LastTransitionTime.Unix() == b.LastTransitionTime.Unix()
 }
 
-// conditionElement is the path element of the condition of typ in a list
-// keyed by type.
 func conditionElement(typ string) fieldpath.PathElement {
 	pe, _ := elementOf(map[string]any{"type": typ}, []string{"type"})
 	return pe
 }
 
-// conditionPath is the path of the condition of typ.
 func conditionPath(typ string) fieldpath.Path {
 	status, conditions := "status", "conditions"
 	return fieldpath.Path{{FieldName: &status}, {FieldName: &conditions}, conditionElement(typ)}
 }
 
-// mergeInto claims d's conditions in in and releases the removed ones, as
-// the editor merges claimed and removed paths: a claimed condition replaces
-// the intent's of its type in place, or is appended, the appended ones in
-// the order of their paths (the editor's set iterates in that order); a
-// removed one is taken out, the rest keeping their order.
+// mergeInto claims and releases d's conditions in in as the editor merges
+// paths: in place, else appended in path order (the editor's set order).
 func (d *conditionsDiff) mergeInto(in *conditionsIntent) {
 	if in.Status == nil {
 		in.Status = &conditionsStatus{}
@@ -419,8 +379,7 @@ func conditionIndex(conds []metav1ac.ConditionApplyConfiguration, typ string) in
 	return -1
 }
 
-// conditionApplied is c as the editor's intent holds it: its unstructured
-// content has every field but a zero observedGeneration.
+// conditionApplied is c as the editor holds it: no zero observedGeneration.
 func conditionApplied(c *metav1.Condition) metav1ac.ConditionApplyConfiguration {
 	v := &struct {
 		typ, reason, message string

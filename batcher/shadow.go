@@ -30,60 +30,42 @@ type Shadow struct {
 	// called from Flush's goroutines and must be safe for concurrent use.
 	OnDivergence func(context.Context, Divergence)
 	// Events records a Normal Event of reason ReasonShadowDivergence on the
-	// object for every diverging entry, through the Applier's event
-	// recorder (ssa.WithEventRecorder); without one, nothing is recorded.
-	// Events are aggregated by the recorder, but a writer that diverges on
-	// every reconcile still records one per reconcile: leave it off for
-	// busy kinds.
+	// object for every diverging entry, through the Applier's event recorder
+	// (ssa.WithEventRecorder), if any: one per reconcile for a writer that
+	// always diverges, so leave it off for busy kinds.
 	Events bool
 }
 
-// WithShadow puts the batch in shadow mode, for running a new apply-based
-// status writer beside the legacy writer it will replace, and watching the two
-// agree before the new one writes: Flush writes nothing, and instead reports
-// how every entry would change the live object.
+// WithShadow puts the batch in shadow mode, to run a new apply-based status
+// writer beside the legacy writer it will replace until the two agree: Flush
+// writes nothing and reports how each entry would change the live object.
 //
-// Each entry that Flush would send is sent as a server-side dry run (the same
-// request Batch.DryRun sends), guarded by the observed resourceVersion (a
-// stale observation is read again and the mutators run again on it, so the
-// comparison is with the object the API server merged into), and as the owner
-// of its fields (ssa.ApplyOptions.AsOwner): a field another manager owns,
-// such as the legacy writer's, is compared like any other, and the conflict
-// the real apply would meet is listed in Divergence.Contested instead of
-// failing the entry. The API server's answer is compared with the live object
-// by Compare. An entry whose intent changes nothing the manager owns sends
-// nothing and agrees.
+// Each entry Flush would send goes as a dry run (as Batch.DryRun), guarded (a
+// stale observation is read again, the mutators rerun) and as the owner of its
+// fields (ssa.ApplyOptions.AsOwner), so that fields another manager owns are
+// compared too and the conflict the real apply would meet is listed in
+// Divergence.Contested rather than failing the entry. Compare judges the
+// answer against the live object. An entry whose intent changes nothing the
+// manager owns sends nothing and agrees.
 //
-// A diverging entry is reported once per Flush: one log line at V(0) on the
+// A diverging entry is reported once per Flush: a V(0) log line on the
 // context's logger ("shadow apply diverges from the live object", with the
-// target and one string per condition and field), the metrics
-// statusapply_shadow_entries_total and statusapply_shadow_divergences_total
-// of the Applier (see ssa.DivergenceLabels), Shadow.OnDivergence, and an
-// Event with Shadow.Events. An agreeing entry is only counted, as "agreed",
-// in statusapply_shadow_entries_total.
+// target and one string per condition and field), the Applier's metrics
+// statusapply_shadow_entries_total and statusapply_shadow_divergences_total,
+// Shadow.OnDivergence and, with Shadow.Events, an Event. An agreeing entry is
+// only counted, as "agreed".
 //
-// Shadow mode leaves no trace on the object: nothing is written, so its
-// resourceVersion and managedFields stay as they were, the batch keeps its
-// observation, and the Applier remembers nothing from the dry runs. The
-// result hook (WithResultHook) is not called, since nothing is applied.
-//
-// The queue after a shadow Flush follows Flush's rules: an entry that was
-// compared (agreeing or not) is cleared, so a deferred FlushInto after an
-// explicit Flush does not report it twice; an entry that could not be
-// compared stays queued and its error is returned, joined and naming its
-// target as Flush's errors do. Such errors are the shadow writer's own
-// (mutator errors, invalid input, an unreachable API server, a guarded dry
-// run that kept finding the object changed); a field-manager conflict is
-// not one. Entries are compared independently: a status entry is built on
-// the batch's observation even when a main-resource entry of the same object
-// precedes it, and is compared even when that entry fails.
-//
-// Shadow mode costs one dry-run request per entry whose intent differs from
-// what its manager owns (a shadow writer that never applied owns nothing, so
-// every entry with content is sent), one more for an entry that meets a
-// conflict, and a read and a dry run more when the observation is stale, as
-// it is when the legacy writer patched the object after the shadow writer
-// queued its contributions. Dry runs store nothing and wake no watch.
+// Nothing is written, the batch keeps its observation, the Applier remembers
+// nothing and the result hook is not called. A compared entry is cleared, so
+// a deferred FlushInto does not report it twice; one that could not be
+// compared stays queued and its error is returned as Flush's are.
+// Such errors are the shadow writer's own (mutators, invalid input, an
+// unreachable API server, a guarded dry run that kept finding the object
+// changed), never a field-manager conflict. Entries are compared
+// independently: a status entry is built on the batch's observation, and
+// compared, even when a main-resource entry of the same object precedes it or
+// fails. Dry runs store nothing and wake no watch; each sent entry costs one,
+// one more on a conflict, and a read and one more on a stale observation.
 func WithShadow(s Shadow) Option {
 	return func(b *Batch) { b.shadow = &s }
 }
@@ -101,9 +83,8 @@ const (
 	Changed Change = "changed"
 )
 
-// Divergence is what one entry's apply would change on the live object: the
-// difference between the object the API server answered a dry run with and
-// the object it merged the intent into, on the entry's subresource.
+// Divergence is what one entry's apply would change on the live object's
+// subresource: the dry run's answer against the object it merged into.
 type Divergence struct {
 	// Target is the entry.
 	Target ssa.Target
@@ -112,16 +93,14 @@ type Divergence struct {
 	// Conditions are the conditions (.status.conditions, by type) the apply
 	// would add, remove or change, sorted by type.
 	Conditions []ConditionDivergence
-	// Fields are the other fields it would add, remove or change, sorted by
-	// path.
+	// Fields are the other fields it would change, sorted by path.
 	Fields []FieldDivergence
 	// Contested are the fields another manager owns that the apply would
-	// change, with their owners: the field-manager conflicts the writer's
-	// real apply would meet now. While a legacy writer still owns the fields,
-	// every diverging field it owns is contested; once ownership has been
-	// handed over (ownership.Migrator), none should be. A conflict on a
-	// field that is not divergence (a condition's lastTransitionTime) is
-	// listed only when something else diverges.
+	// change, with their owners: the conflicts the real apply would meet now.
+	// While a legacy writer owns fields, every diverging one is contested;
+	// after handover (ownership.Migrator) none should be. A conflict on a field
+	// that is not divergence (a condition's lastTransitionTime) is listed only
+	// when something else diverges.
 	Contested []conflicts.Conflict
 }
 
@@ -164,7 +143,7 @@ func (d Divergence) labels() []ssa.DivergenceLabels {
 }
 
 // labelPath cuts p after its second field name and before any list key or
-// value: the schema bounds what is left, whatever the data.
+// value, so that the schema bounds the label, whatever the data.
 func labelPath(p fieldpath.Path) string {
 	var cut fieldpath.Path
 	for _, pe := range p {
@@ -176,14 +155,12 @@ func labelPath(p fieldpath.Path) string {
 	return cut.String()
 }
 
-// ConditionDivergence is one condition type the apply would add, remove or
-// change.
+// ConditionDivergence is one condition type the apply would change.
 type ConditionDivergence struct {
 	// Type is the condition's type.
 	Type string
-	// Change is Added for a condition the writer would add (absent on the
-	// live object, present after the apply), Removed for one it would remove,
-	// Changed for one whose fields differ.
+	// Change is Added (absent on the live object, present after the apply),
+	// Removed (the reverse) or Changed (fields differ).
 	Change Change
 	// Fields names the fields that differ when Change is Changed, sorted:
 	// "status", "reason", "message", "observedGeneration" or any other field
@@ -212,7 +189,6 @@ func (c ConditionDivergence) String() string {
 	return fmt.Sprintf("condition %s: %s", c.Type, strings.Join(parts, ", "))
 }
 
-// describeCondition names a condition's status, reason and message.
 func describeCondition(c map[string]any) string {
 	var parts []string
 	for _, f := range []string{"status", "reason", "message"} {
@@ -223,8 +199,7 @@ func describeCondition(c map[string]any) string {
 	return strings.Join(parts, ", ")
 }
 
-// FieldDivergence is one field other than a condition that the apply would
-// add, remove or change.
+// FieldDivergence is one field, not a condition, the apply would change.
 type FieldDivergence struct {
 	// Path is the field, e.g. .status.phase or .status.plan: the field whole
 	// where one side lacks it, else every differing field below it (by name,
@@ -254,21 +229,16 @@ func jsonOrAbsent(v any, present bool) string {
 	return string(b)
 }
 
-// Compare returns what an apply for t changes between live, the object the
-// API server merged the apply into, and result, the object it answered with
-// (a dry run's answer in shadow mode). It is pure: no request is made. tc
-// provides the kind's schema; live and result may be typed or unstructured.
-//
-// Only t's subresource is compared: .status for the status subresource;
-// spec and the metadata a manager can own (labels, annotations, finalizers,
-// ownerReferences) for the main resource. Conditions (.status.conditions)
-// are compared by type, field by field; any other field by the schema's rules
-// (struct fields and map entries by name, map-list items by key, atomic
-// values whole). Neither a condition's lastTransitionTime nor system metadata
-// (resourceVersion, managedFields, generation, ...) is divergence. Since the
-// answer holds every manager's fields, a field the apply does not state
-// (another writer's condition, say) is the same on both sides and is not
-// reported.
+// Compare returns what an apply for t changes between live, the object the API
+// server merged it into, and result, the object it answered with (a dry run's
+// answer in shadow mode), making no request; tc provides the kind's schema, and
+// live and result may be typed or unstructured. Only t's subresource is
+// compared: .status, or for the main resource spec and the metadata a manager
+// can own (labels, annotations, finalizers, ownerReferences). Conditions are
+// compared by type, field by field, other fields by the schema's rules; a
+// condition's lastTransitionTime and system metadata are never divergence. A
+// field the apply does not state (another writer's condition) is the same on
+// both sides, as the answer holds every manager's fields, so it is not reported.
 func Compare(tc managedfields.TypeConverter, t ssa.Target, live, result client.Object) (Divergence, error) {
 	d := Divergence{Target: t, ResourceVersion: live.GetResourceVersion()}
 	before, err := subresourceContent(live, t.Subresource)
@@ -292,8 +262,7 @@ func Compare(tc managedfields.TypeConverter, t ssa.Target, live, result client.O
 		lv, lok := valueAt(before, p)
 		sv, sok := valueAt(after, p)
 		if len(p) == 1 && lok != sok {
-			// A whole section (.status, .spec) on one side only: its fields,
-			// one by one.
+			// A section only one side has: report its fields one by one.
 			m, _ := lv.(map[string]any)
 			if sok {
 				m, _ = sv.(map[string]any)
@@ -310,9 +279,8 @@ func Compare(tc managedfields.TypeConverter, t ssa.Target, live, result client.O
 	return d, nil
 }
 
-// fieldDivergence is the divergence of the field at p given the values at p
-// on both sides; for a field inside a section only one side has, v is its
-// value there.
+// fieldDivergence is the divergence at p given both sides' values there; v is
+// a field's value inside a section only one side has.
 func fieldDivergence(p fieldpath.Path, lv any, lok bool, sv any, sok bool, v any) FieldDivergence {
 	switch {
 	case lok && sok:
@@ -330,9 +298,8 @@ func fieldDivergence(p fieldpath.Path, lv any, lok bool, sv any, sok bool, v any
 	}
 }
 
-// takeConditions removes .status.conditions from content and returns them
-// by type. Items without a string type are left out: the API server's map
-// list keyed by type has none.
+// takeConditions removes .status.conditions from content and returns them by
+// type; items without a string type are left out (the API server has none).
 func takeConditions(content map[string]any) map[string]map[string]any {
 	items, _, _ := unstructured.NestedFieldNoCopy(content, "status", "conditions")
 	unstructured.RemoveNestedField(content, "status", "conditions")
@@ -347,12 +314,10 @@ func takeConditions(content map[string]any) map[string]map[string]any {
 	return out
 }
 
-// notDivergence are the condition fields a comparison ignores: the key, and
-// the time of the last status change, which two writers that agree on the
-// status set a second apart.
+// notDivergence are the condition fields ignored: the key, and the transition
+// time, which two writers agreeing on the status set a second apart.
 var notDivergence = map[string]bool{"type": true, "lastTransitionTime": true}
 
-// compareConditions compares two sets of conditions by type.
 func compareConditions(live, shadow map[string]map[string]any) []ConditionDivergence {
 	types := make([]string, 0, len(live)+len(shadow))
 	for t := range live {
@@ -394,7 +359,6 @@ func compareConditions(live, shadow map[string]map[string]any) []ConditionDiverg
 	return out
 }
 
-// valueAt returns the value at p in content, and whether there is one.
 func valueAt(content any, p fieldpath.Path) (any, bool) {
 	node := content
 	for _, pe := range p {
@@ -420,9 +384,8 @@ func valueAt(content any, p fieldpath.Path) (any, bool) {
 	return node, true
 }
 
-// shadowEntry compares one entry's dry run, as Apply returned it, with the
-// live object and reports the divergence. It returns the entry's error, if
-// it could not be compared.
+// shadowEntry compares one entry's dry run with the live object and reports
+// the divergence, or returns why it could not be compared.
 func (b *Batch) shadowEntry(ctx context.Context, t ssa.Target, res ssa.Result, err error) error {
 	if err != nil {
 		b.applier.RecordShadow(t, ssa.ShadowFailed, nil)
@@ -459,7 +422,7 @@ func (b *Batch) shadowEntry(ctx context.Context, t ssa.Target, res ssa.Result, e
 	return nil
 }
 
-// maxEventNote keeps Event notes under the events.k8s.io limit of 1 kB.
+// maxEventNote keeps Event notes under the events.k8s.io note limit.
 const maxEventNote = 1000
 
 // logDivergence writes the one log line of a diverging entry.

@@ -9,27 +9,18 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
-// Comparing an intent with what its manager owns runs in every reconcile,
-// and in most of them it is the last thing that happens: nothing changed, so
-// nothing is sent. Walking both apply configurations with reflect.Value costs
-// most of that comparison in making Values for fields that are nil on both
-// sides (an object's metadata has a dozen, of which an intent sets two or
-// three). So each apply configuration type is compiled once (see acLayout)
-// into an equalFunc: a tree of closures that read fields at their offsets,
-// and skip a pointer that is nil, or the same, on both sides without
-// looking further.
+// Every reconcile compares its intent with what the manager owns; walking them
+// with reflect.Value spends most of that on fields nil on both sides. So each
+// apply configuration type is compiled once into an equalFunc: closures that
+// read fields at their offsets and skip pointers nil or the same on both sides.
 
-// equalFunc reports whether the values of one type at a and b would encode to
-// the same JSON: times compare to the second, as they encode; a struct with
-// unexported fields (other than a time's) compares with reflect.DeepEqual, as
-// does an interface's dynamic value.
+// equalFunc reports whether the values at a and b would encode to the same
+// JSON: times to the second; structs with unexported fields (times aside) and
+// interfaces by reflect.DeepEqual.
 type equalFunc func(a, b unsafe.Pointer) bool
 
-// equalPointees reports whether a and b, pointers of one type, point to
-// values that would encode to the same JSON, with equal the comparison
-// compiled for that type. Compiling costs far more than comparing: callers
-// keep what they compiled (acLayout per apply configuration type, the
-// owned-state cache for object metadata).
+// equalPointees compares what a and b, pointers of one type, point to with
+// equal; compiling costs far more than comparing, so callers keep equal.
 func equalPointees(equal equalFunc, a, b any) bool {
 	if reflect.TypeOf(a) != reflect.TypeOf(b) {
 		return false
@@ -44,14 +35,12 @@ func equalPointees(equal equalFunc, a, b any) bool {
 	return equal(pa, pb)
 }
 
-// compileEqual returns the comparison of values of type t.
 func compileEqual(t reflect.Type) equalFunc {
 	return (&equalCompiler{done: map[reflect.Type]*equalFunc{}}).compile(t)
 }
 
-// equalCompiler compiles the comparison of one type and the types it holds,
-// each once; a type that holds itself (through a pointer or a slice) calls
-// its own comparison through the slot it is compiled into.
+// equalCompiler compiles each type once; a recursive type calls its own
+// comparison through the slot it is compiled into.
 type equalCompiler struct {
 	done map[reflect.Type]*equalFunc
 }
@@ -122,8 +111,7 @@ func (c *equalCompiler) build(t reflect.Type) equalFunc {
 	return deepEqualAt(t)
 }
 
-// pointer compares what two pointers point to; the same pointer, or two
-// nil ones, are equal without a look.
+// pointer compares pointees; the same pointer, or two nil ones, are equal.
 func (c *equalCompiler) pointer(t reflect.Type) equalFunc {
 	elem := c.compile(t.Elem())
 	return func(a, b unsafe.Pointer) bool {
@@ -138,7 +126,6 @@ func (c *equalCompiler) pointer(t reflect.Type) equalFunc {
 	}
 }
 
-// structOf compares field by field, leaving out fields of no size.
 func (c *equalCompiler) structOf(t reflect.Type) equalFunc {
 	type field struct {
 		offset uintptr
@@ -165,8 +152,7 @@ func (c *equalCompiler) structOf(t reflect.Type) equalFunc {
 	}
 }
 
-// slice compares lengths, nil-ness (nil encodes as null, empty as []) and
-// items.
+// slice compares lengths, nil-ness (null versus []) and items.
 func (c *equalCompiler) slice(t reflect.Type) equalFunc {
 	elem, size := c.compile(t.Elem()), t.Elem().Size()
 	return func(a, b unsafe.Pointer) bool {
@@ -198,9 +184,8 @@ func (c *equalCompiler) array(t reflect.Type) equalFunc {
 	}
 }
 
-// mapOf compares lengths, nil-ness and each key's value. Map values are not
-// addressable: each is copied out to be compared. Apply configurations hold
-// few maps, labels and annotations (map[string]string, compiled apart).
+// mapOf compares lengths, nil-ness and values, each copied out as map values
+// are not addressable; string maps are compiled apart.
 func (c *equalCompiler) mapOf(t reflect.Type) equalFunc {
 	elem := c.compile(t.Elem())
 	return func(a, b unsafe.Pointer) bool {
@@ -255,39 +240,31 @@ func scalarEqual(t reflect.Type) equalFunc {
 	case reflect.Float64:
 		return func(a, b unsafe.Pointer) bool { return *(*float64)(a) == *(*float64)(b) }
 	}
-	// int, int64, uint, uint64, uintptr: 8 bytes on the platforms Go
-	// targets for Kubernetes clients; read them by size to be sure.
+	// int, int64, uint, uint64, uintptr: read by size.
 	if t.Size() == 4 {
 		return func(a, b unsafe.Pointer) bool { return *(*uint32)(a) == *(*uint32)(b) }
 	}
 	return func(a, b unsafe.Pointer) bool { return *(*uint64)(a) == *(*uint64)(b) }
 }
 
-// deepEqualAt compares values of t with reflect.DeepEqual.
 func deepEqualAt(t reflect.Type) equalFunc {
 	return func(a, b unsafe.Pointer) bool {
 		return reflect.DeepEqual(reflect.NewAt(t, a).Elem().Interface(), reflect.NewAt(t, b).Elem().Interface())
 	}
 }
 
-// Every typed intent holds its object's identity (kind, apiVersion, name,
-// namespace, uid), and every steady reconcile compares it: the metadata and
-// type metadata are compared field by field in code rather than by a closure
-// per field, whose scattered closures cost more to reach than to run. Each
-// stands in for the compiled comparison only while the type has exactly the
-// fields it compares (a client-go that adds one gets the compiled
-// comparison), and compares as it would.
+// Metadata and type metadata, in every typed intent, are compared in code:
+// closures per field cost more to reach than to run. Each stands in for the
+// compiled comparison only while the type has exactly the fields it compares.
 
 var typeMetaACType = reflect.TypeFor[metav1ac.TypeMetaApplyConfiguration]()
 
-// objectMetaFields are the fields of ObjectMetaApplyConfiguration, in order,
-// that objectMeta's comparison reads.
+// objectMetaFields are the ObjectMetaApplyConfiguration fields objectMeta reads.
 var objectMetaFields = []string{"Name", "GenerateName", "Namespace", "UID", "ResourceVersion", "Generation",
 	"CreationTimestamp", "DeletionTimestamp", "DeletionGracePeriodSeconds", "Labels", "Annotations",
 	"OwnerReferences", "Finalizers"}
 
-// hasFields reports whether struct type t has exactly the fields named, in
-// that order.
+// hasFields reports whether struct type t has exactly names' fields, in order.
 func hasFields(t reflect.Type, names []string) bool {
 	if t.NumField() != len(names) {
 		return false
@@ -300,7 +277,6 @@ func hasFields(t reflect.Type, names []string) bool {
 	return true
 }
 
-// objectMeta compares ObjectMetaApplyConfiguration values.
 func (c *equalCompiler) objectMeta(t reflect.Type) (equalFunc, bool) {
 	if !hasFields(t, objectMetaFields) {
 		return nil, false
@@ -320,7 +296,6 @@ func (c *equalCompiler) objectMeta(t reflect.Type) (equalFunc, bool) {
 	}, true
 }
 
-// typeMeta compares TypeMetaApplyConfiguration values.
 func typeMeta(t reflect.Type) (equalFunc, bool) {
 	if !hasFields(t, []string{"Kind", "APIVersion"}) {
 		return nil, false

@@ -2,10 +2,8 @@ package ssa
 
 import "github.com/statusapply/statusapply/conflicts"
 
-// ApplyOption tunes an apply. The same values tune Applier.Apply and a
-// batcher contribution (batcher.Status, batcher.EditStatus, ...), so each
-// option has one spelling at both levels, as controller-runtime's client
-// options do:
+// ApplyOption tunes an apply, of Applier.Apply or of a batcher contribution
+// (batcher.Status, batcher.EditStatus, ...), with one spelling at both:
 //
 //	batcher.Status(b, w, "planner", createPlan, ssa.Guarded, ssa.OnConflict(conflicts.Yield))
 type ApplyOption interface {
@@ -26,31 +24,25 @@ type ApplyOptions struct {
 	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
 	Policy *conflicts.Policy
 	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
-	// server checks, merges and answers with the object it would store, and
-	// stores nothing. The Applier remembers nothing from a dry run, neither
-	// from its answer nor from the observation, and a dry run counts in no
-	// metric but the request latency and the reads it makes.
-	// batcher.Batch.DryRun sets it; there is no option value for it because a
-	// batch entry is dry-run as a whole or not at all.
+	// server answers with the object it would store and stores nothing. The
+	// Applier remembers nothing from it (answer or observation), and it counts
+	// in no metric but request latency and reads. batcher.Batch.DryRun sets it;
+	// no option value does, as a batch is dry-run whole or not at all.
 	DryRun bool
 	// AsOwner, with DryRun, asks what the intent would make of the object if
-	// the manager owned every field it states: a dry run that meets a
-	// field-manager conflict is sent again, still as a dry run, with
-	// ForceOwnership, whatever the conflict policy (which is not consulted,
-	// and yields nothing), and Result.Taken lists the contested fields and
-	// their owners instead of an error. Shadow mode (batcher.WithShadow)
-	// compares that answer with the live object. Apply refuses AsOwner
-	// without DryRun: statusapply forces a write only for a TakeDeclared
-	// policy's declared fields.
+	// the manager owned every field it states: a dry run meeting a
+	// field-manager conflict is sent again, still dry, with ForceOwnership,
+	// whatever the conflict policy (not consulted; nothing yields), and
+	// Result.Taken lists the contested fields and owners instead of an error.
+	// Shadow mode (batcher.WithShadow) uses it. Apply refuses AsOwner without
+	// DryRun: statusapply forces a write only for TakeDeclared's fields.
 	AsOwner bool
-	// DeferDecode leaves decoding the API server's response to the caller:
-	// an apply that is sent returns Result.Response with Result.Object nil,
-	// and DecodeResponse makes the object when it is needed. Decoding a typed
-	// object costs more client time than the rest of an apply, and a caller
-	// that only needs to know the apply landed never reads it. What the
-	// Applier remembers is read from the response's metadata either way.
-	// batcher.Batch.Flush sets it and decodes a response only when a later
-	// entry, a result hook or the next Flush needs the object.
+	// DeferDecode leaves decoding the response, the costliest part of a typed
+	// apply, to the caller: a sent apply returns Result.Response with
+	// Result.Object nil, and DecodeResponse makes the object when needed. What
+	// the Applier remembers comes from the response's metadata either way.
+	// batcher.Batch.Flush sets it, decoding only for a later entry, a result
+	// hook or the next Flush.
 	DeferDecode bool
 }
 
@@ -62,9 +54,8 @@ func (o *ApplyOptions) ApplyOptions(opts []ApplyOption) *ApplyOptions {
 	return o
 }
 
-// ApplyToApply makes a whole ApplyOptions usable as an option: the fields it
-// sets are set on target, the others left alone (a guarded or declarative
-// target stays so). It is how the contributions of one batch entry combine.
+// ApplyToApply sets on target the fields o sets, leaving the others (a guarded
+// or declarative target stays so): how one batch entry's contributions combine.
 func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	if o.Mode != Incremental {
 		target.Mode = o.Mode
@@ -90,13 +81,11 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 type Mode int
 
 const (
-	// Incremental starts from the fields the manager already owns on the
-	// observed object, so a reconcile that only touches condition A keeps the
-	// condition B the same manager applied last time. It is the default.
+	// Incremental, the default, starts from the fields the manager owns on
+	// the observed object, so that what it applied last time is kept.
 	Incremental Mode = iota
-	// Declarative starts from nothing: whatever the build does not state is
-	// released, as with a hand-written apply configuration. A batch entry is
-	// declarative if any of its contributions is.
+	// Declarative starts from nothing: what the build does not state is
+	// released. A batch entry is declarative if any contribution is.
 	Declarative
 )
 
@@ -107,13 +96,12 @@ func (m Mode) ApplyToApply(o *ApplyOptions) { o.Mode = m }
 type Guard bool
 
 // Guarded makes the apply send the observed resourceVersion, for intents
-// decided from observed state (such as creating a plan when none exists). On
-// a stale resourceVersion the object is read again, the intent is built again
-// from it (every mutator of a batch entry runs again) and the apply is retried,
-// a bounded number of times (WithGuardBackoff); then the error wraps
-// ErrRetriesExhausted. Builds and mutators must therefore be deterministic
-// functions of the observed object, free of side effects. A batch entry is
-// guarded if any of its contributions is.
+// decided from observed state (such as creating a plan when none exists). On a
+// stale resourceVersion the object is read again, the intent rebuilt (every
+// mutator of a batch entry runs again) and the apply retried within
+// WithGuardBackoff, then the error wraps ErrRetriesExhausted; so builds and
+// mutators must be deterministic in the observed object, without side effects.
+// A batch entry is guarded if any of its contributions is.
 const Guarded Guard = true
 
 // ApplyToApply sets Guarded when g is true.
@@ -123,10 +111,9 @@ func (g Guard) ApplyToApply(o *ApplyOptions) {
 	}
 }
 
-// OnConflict sets what the apply does when it meets a field-manager conflict
-// (see the conflicts package), instead of the policy the Applier has for the
-// manager (WithConflictPolicy). In a batch entry the last contribution that
-// sets one decides.
+// OnConflict sets what the apply does on a field-manager conflict, instead of
+// the manager's policy (WithConflictPolicy). In a batch entry the last
+// contribution that sets one decides.
 func OnConflict(p conflicts.Policy) ApplyOption { return conflictPolicy{p} }
 
 type conflictPolicy struct{ p conflicts.Policy }

@@ -8,20 +8,14 @@ import (
 // conditionsSchema is what the schema of a kind says about status.conditions,
 // resolved once per apply: an intent's conditions are judged by it.
 type conditionsSchema struct {
-	// atomic is true when status.conditions is an atomic list (a CRD array
-	// without list markers). Such a list has one owner as a whole: a second
-	// field manager that applies a condition conflicts with the first, so
-	// statusapply refuses to apply conditions into it.
+	// atomic: status.conditions is an atomic list, owned whole by one manager,
+	// so applying conditions into it would conflict; statusapply refuses to.
 	atomic bool
-	// metav1 is true when the list's elements have exactly the fields of
-	// metav1.Condition, so the API server validates them as metav1.Condition
-	// (built-in kinds in code, CRDs through the schema controller-gen derives
-	// from the type). Other shapes, such as Pod or Deployment conditions, have
-	// rules of their own and are left to the API server.
+	// metav1: the items have exactly metav1.Condition's fields, so the API
+	// server validates them as such; other shapes are left to the API server.
 	metav1 bool
 }
 
-// metav1ConditionFields are the fields of metav1.Condition.
 var metav1ConditionFields = [...]string{"type", "status", "observedGeneration", "lastTransitionTime", "reason", "message"}
 
 // conditionsSchemaOf resolves status.conditions in the schema of tv's kind.

@@ -17,20 +17,10 @@ import (
 // conditionsPath is where conditions live; errors name fields under it.
 var conditionsPath = field.NewPath("status", "conditions")
 
-// validateCondition is the one check of a metav1.Condition, shared by
-// SetCondition and by the check of every intent at Apply, so that both refuse
-// what the API server refuses: the rules are apimachinery's own
-// (metav1validation.ValidateCondition, which the API server runs for built-in
-// kinds), not a copy, plus the one limit of metav1.Condition's schema (what
-// the API server checks for a CRD) those rules miss: a type of at most 316
-// bytes. The check accepts exactly what both accept; where the two differ it
-// is the stricter (a type's name part of at most 63 bytes, a message of at
-// most 32768 bytes rather than characters), so that a condition it accepts is
-// valid on any kind that uses metav1.Condition. readErrs are the fields
-// that could not be read at all (a wrong type, an unparsable time); they
-// replace what the rules would say about the same fields, which would only be
-// "Required" for a value that is there. Errors wrap ErrInvalidInput and name
-// the condition type and the field.
+// validateCondition runs apimachinery's own condition rules (not a copy) plus
+// the type limit of the CRD schema they miss, the stricter where they differ, so
+// that what it accepts is valid on any kind. readErrs, fields that could not be
+// read, replace the rules' errors for the same fields.
 func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 	errs := readErrs
 	at := conditionsPath.Key(cond.Type)
@@ -61,18 +51,9 @@ func hasErrorAt(errs field.ErrorList, path string) bool {
 	return false
 }
 
-// validateConditionItems checks items, the status.conditions of an intent in
-// unstructured content, leaving out those equal to owned's item of the same
-// type (owned is what the manager owns on the object: the API server accepted
-// it, possibly as part of a condition another manager completes). It checks
-// unstructured content, whatever wrote them (SetCondition, an Edit through
-// meta.SetStatusCondition, a Mutator filling the apply configuration by hand,
-// an unstructured intent): a bad condition would make the API server refuse
-// the whole apply with a 422. It only applies to kinds whose conditions are
-// metav1.Condition (see conditionsShape). Each item is read straight from the
-// map into a metav1.Condition, without a JSON round trip, because this runs on
-// every apply. Two items of one type are refused too, as the API server's
-// metav1validation.ValidateConditions does. Errors wrap ErrInvalidInput.
+// validateConditionItems checks an intent's conditions whoever wrote them, as
+// one bad condition makes the API server refuse the whole apply. Items equal
+// to owned's of their type were accepted before and are not checked again.
 func validateConditionItems(items, owned any) error {
 	list, ok := items.([]any)
 	if !ok {
@@ -103,8 +84,7 @@ func validateConditionItems(items, owned any) error {
 	return errors.Join(checks.errs...)
 }
 
-// validateACConditions is validateConditionItems for the conditions of a
-// typed apply configuration.
+// validateACConditions is validateConditionItems for typed conditions.
 func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration) error {
 	ownedByType := make(map[string]*metav1ac.ConditionApplyConfiguration, len(owned))
 	for i := range owned {
@@ -121,17 +101,14 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration) e
 	return errors.Join(checks.errs...)
 }
 
-// conditionChecks validates the conditions of one intent, one at a time,
-// whichever form they were read from.
+// conditionChecks validates one intent's conditions, whatever their form.
 type conditionChecks struct {
 	seen map[string]struct{}
 	errs []error
 }
 
-// check validates cond, read with readErrs, unless alreadyOwned says the
-// manager owns it exactly as it is (the API server accepted it then, possibly
-// as part of a condition another manager completes). A second condition of
-// the same type is refused, as the API server's ValidateConditions does.
+// check validates cond unless alreadyOwned (the API server accepted it then);
+// a second condition of one type is refused, as ValidateConditions does.
 func (c *conditionChecks) check(cond metav1.Condition, readErrs field.ErrorList, alreadyOwned func() bool) {
 	if c.seen == nil {
 		c.seen = map[string]struct{}{}
@@ -166,26 +143,20 @@ func conditionFromAC(c *metav1ac.ConditionApplyConfiguration) (cond metav1.Condi
 	return cond, errs
 }
 
-// printable reports whether t, a lastTransitionTime, survives its JSON
-// encoding: metav1.Time prints RFC 3339, which has four-digit years, and a
-// year outside 0000 to 9999 prints as a string the API server refuses (and
-// metav1.Time cannot read back).
+// printable reports whether t survives JSON: RFC 3339 has four-digit years, and
+// any other year prints as a string the API server refuses.
 func printable(t metav1.Time) bool {
 	y := t.UTC().Year()
 	return t.IsZero() || 0 <= y && y <= 9999
 }
 
-// maxConditionType is the longest type metav1.Condition's schema allows (its
-// +kubebuilder:validation:MaxLength, in every CRD generated from it).
-// ValidateCondition alone allows 317 bytes: a 253-byte prefix, "/" and a
-// 63-byte name.
+// maxConditionType is the MaxLength of type in metav1.Condition's CRD schema,
+// one byte under what ValidateCondition alone allows.
 const maxConditionType = 316
 
-// conditionFrom reads a condition from unstructured content. A field of the
-// wrong type, or a lastTransitionTime that is not a date-time both for the
-// API server (its format check, strfmt.IsDateTime) and for metav1.Time (RFC
-// 3339 as time.Parse reads it, which also takes forms the API server refuses,
-// such as a one-digit hour), is reported in errs and left zero.
+// conditionFrom reads a condition from unstructured content, reporting in errs
+// (and leaving zero) a field of the wrong type, or a lastTransitionTime that
+// the API server's format check or metav1.Time would refuse.
 func conditionFrom(m map[string]any) (cond metav1.Condition, errs field.ErrorList) {
 	typ, typeOK := m["type"].(string)
 	at := conditionsPath.Key(typ)

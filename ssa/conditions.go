@@ -7,26 +7,19 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
-// SetCondition sets the condition of cond.Type in conditions, an apply
-// configuration's list of metav1 conditions, replacing an entry of that type
-// if there is one. observed is the object's current conditions and generation
-// its metadata.generation:
+// SetCondition sets cond in conditions, an apply configuration's metav1
+// conditions, replacing the entry of its type. observed are the object's
+// current conditions and generation its metadata.generation:
 //
-//   - lastTransitionTime is kept from the observed condition of the same type
-//     when its status is unchanged, and set to now when the status changed or
-//     the type is new (a lastTransitionTime given in cond wins);
+//   - lastTransitionTime, unless cond sets it, is kept from the observed
+//     condition of the same type and status, else set to now;
 //   - observedGeneration is set to generation unless cond sets it.
 //
-// The condition is validated the way the API server validates metav1.Condition
-// (type and reason format, status True/False/Unknown, message length) so that a
-// bad value fails here, naming the field, and not as a 422 for the whole apply.
-// Apply checks every condition of an intent again with the same rules, which
-// also covers conditions written without SetCondition. Errors wrap
-// ErrInvalidInput. A condition conditions already holds with cond's values is
-// left as it is, and not checked again: it was checked when it was set, or
-// came from what the API server accepted, or (written without SetCondition)
-// is checked by Apply. A reconcile that changes nothing sets only such
-// conditions.
+// cond is validated as the API server validates metav1.Condition, so that a bad
+// value fails here naming the field, not as a 422 for the whole apply; errors
+// wrap ErrInvalidInput. Apply checks every condition again, also those written
+// without SetCondition. An entry already holding cond's values is left as it
+// is and not checked again.
 func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
 	if cond.LastTransitionTime.IsZero() {
 		cond.LastTransitionTime = keptTransitionTime(observed, cond)
@@ -49,8 +42,7 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 	return nil
 }
 
-// conditionIndex returns the index of the condition of condType in
-// conditions, or -1.
+// conditionIndex returns the index of condType's condition, or -1.
 func conditionIndex(conditions []metav1ac.ConditionApplyConfiguration, condType string) int {
 	for i := range conditions {
 		if t := conditions[i].Type; t != nil && sameType(*t, condType) {
@@ -60,20 +52,15 @@ func conditionIndex(conditions []metav1ac.ConditionApplyConfiguration, condType 
 	return -1
 }
 
-// sameType reports whether a and b, condition types, are equal. It compares
-// their lengths and last bytes before the rest: a status function looks its
-// type up among the dozens a reconcile sets, which mostly differ in length or
-// in their last byte (Ready and Available, Step01 and Step02), so that most
-// types it passes over cost two comparisons and no call.
+// sameType compares condition types by length and last byte first, which tell
+// most of a reconcile's types apart without a call.
 func sameType(a, b string) bool {
 	n := len(a)
 	return n == len(b) && (n == 0 || a[n-1] == b[n-1]) && a == b
 }
 
-// keptTransitionTime is cond's lastTransitionTime: that of the last observed
-// condition of cond's type and status that has one, else now. The clock is
-// read only when it is needed: most reconciles set conditions whose status
-// did not change.
+// keptTransitionTime is the lastTransitionTime of the last observed condition
+// of cond's type and status that has one, else now (the clock read only then).
 func keptTransitionTime(observed []metav1.Condition, cond metav1.Condition) metav1.Time {
 	for i := len(observed) - 1; i >= 0; i-- {
 		if o := &observed[i]; sameType(o.Type, cond.Type) && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
@@ -83,10 +70,8 @@ func keptTransitionTime(observed []metav1.Condition, cond metav1.Condition) meta
 	return metav1.NewTime(time.Now().Truncate(time.Second))
 }
 
-// holds reports whether ac already states every field of cond as cond has
-// it, as they encode (times to the second): replacing it would change
-// nothing. A reconcile that changes nothing sets every condition it already
-// holds, so this saves an allocation per condition on the steady path.
+// holds reports whether ac states every field of cond as they encode (times to
+// the second), sparing a steady reconcile a copy per condition.
 func holds(ac *metav1ac.ConditionApplyConfiguration, cond metav1.Condition) bool {
 	return ac.Status != nil && *ac.Status == cond.Status &&
 		ac.Reason != nil && *ac.Reason == cond.Reason &&
@@ -95,9 +80,8 @@ func holds(ac *metav1ac.ConditionApplyConfiguration, cond metav1.Condition) bool
 		ac.LastTransitionTime != nil && ac.LastTransitionTime.Unix() == cond.LastTransitionTime.Unix()
 }
 
-// conditionAC is the apply configuration of cond with every field set, its
-// pointers into one allocation rather than one each (as the generated With
-// builders do): reconciles set conditions by the dozen.
+// conditionAC is cond's apply configuration, its pointers into one allocation
+// rather than one each: reconciles set conditions by the dozen.
 func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 	v := &conditionValues{
 		typ: cond.Type, status: string(cond.Status), reason: cond.Reason, message: cond.Message,
@@ -111,11 +95,10 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 
 // RemoveCondition removes the condition of condType from an apply
 // configuration's conditions and reports whether there was one. Applying the
-// result releases the condition: the API server deletes it unless another
-// manager owns it too. An apply configuration holds only what its manager
-// owns, so a condition another manager owns is not there: RemoveCondition
-// reports false and nothing changes on the object, where an Edit that removes
-// it is refused with batcher.ErrRemovesForeignField.
+// result releases it: the API server deletes it unless another manager owns it
+// too. A condition only another manager owns is not in the configuration:
+// RemoveCondition reports false and nothing changes on the object, where an
+// Edit removing it is refused with batcher.ErrRemovesForeignField.
 func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
 	i := conditionIndex(*conditions, condType)
 	if i < 0 {

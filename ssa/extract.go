@@ -19,18 +19,10 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// extractOwned returns the fields that manager last applied to subresource of
-// observed, with their values on observed, as unstructured content. Only the
-// manager's Apply entry counts: fields it set with Update are not part of any
-// apply configuration. found is false when the manager has no Apply entry.
-//
-// It is managedfields.ExtractInto for any kind the converter knows, typed or
-// unstructured. Callers must first make sure observed carries managedFields
-// (see ownership.HasManagedFields): without them every manager owns nothing.
-//
-// Errors wrap ErrInvalidInput: an entry whose field set does not decode (also
-// wrapping ownership.ErrBadManagedFields), or an object that does not match
-// its kind's schema.
+// extractOwned returns the fields manager last applied to sub of observed, with
+// their values there; only its Apply entry counts, as fields set with Update are
+// in no apply configuration. observed must carry managedFields, or every
+// manager owns nothing. Errors wrap ErrInvalidInput.
 func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstructured, manager string, sub Subresource) (owned map[string]any, found bool, err error) {
 	raw, found, err := appliedEntry(observed, manager, sub)
 	if err != nil || !found {
@@ -40,12 +32,9 @@ func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstruc
 	return m, err == nil, err
 }
 
-// extractFrom reads, from observed (without managedFields), the values of the
-// fields in raw, one managedFields entry's fieldsV1. complete reports whether
-// every field of the entry is on observed: a field the manager owns can be
-// absent (a typed object leaves out an omitempty zero value it was given),
-// and the content alone does not say it is owned, so only complete content
-// lets a later value check tell that nothing the manager owns changed.
+// extractFrom reads from observed the values of the fields in raw, an entry's
+// fieldsV1. complete is false when an owned field is absent (a typed object
+// drops omitempty zeros): only complete content shows nothing owned changed.
 func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstructured, raw []byte) (content map[string]any, complete bool, err error) {
 	f, err := newEntryFields(raw)
 	if err != nil {
@@ -54,19 +43,15 @@ func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstruct
 	return f.extract(tc, observed)
 }
 
-// entryFields is one managedFields entry's fieldsV1, decoded once for every
-// extraction that uses it (the same manager tends to own the same fields on
-// every object of a kind). It never changes after newEntryFields: it is
-// shared by concurrent extractions, which only read it.
+// entryFields is one entry's fieldsV1, decoded once: it never changes after
+// newEntryFields, as concurrent extractions share it.
 type entryFields struct {
 	raw    []byte // the entry, in bytes of its own
 	leaves *fieldpath.Set
-	// top lists the top-level fields the leaves are under: only those need
-	// converting to extract the entry's values or to check them.
+	// top lists the top-level fields of leaves: only those need converting.
 	top []string
 }
 
-// newEntryFields decodes raw; its errors are decodeFieldSet's.
 func newEntryFields(raw []byte) (*entryFields, error) {
 	set, err := decodeFieldSet(raw)
 	if err != nil {
@@ -87,8 +72,7 @@ func newEntryFields(raw []byte) (*entryFields, error) {
 	return f, nil
 }
 
-// extract reads the values of f's fields from observed (without
-// managedFields), as extractFrom does.
+// extract is extractFrom of a decoded entry.
 func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstructured.Unstructured) (content map[string]any, complete bool, err error) {
 	if f.leaves.Empty() {
 		return map[string]any{}, true, nil
@@ -118,8 +102,7 @@ type entryCache struct {
 	m  map[string]*entryFields
 }
 
-// fields returns raw decoded, from the cache when an equal entry was decoded
-// before. Entries that do not decode are not kept.
+// fields returns raw decoded, cached; entries that do not decode are not kept.
 func (c *entryCache) fields(raw []byte) (*entryFields, error) {
 	c.mu.Lock()
 	f := c.m[string(raw)]
@@ -140,9 +123,8 @@ func (c *entryCache) fields(raw []byte) (*entryFields, error) {
 	return f, nil
 }
 
-// intern returns the bytes of an entry equal to raw decoded before, else raw:
-// the states of one manager on many objects then share one copy of the
-// entry they were made from.
+// intern returns the cached copy of an entry equal to raw, else raw, so that
+// one manager's states on many objects share one copy.
 func (c *entryCache) intern(raw []byte) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -152,12 +134,10 @@ func (c *entryCache) intern(raw []byte) []byte {
 	return raw
 }
 
-// contentOf returns obj, of kind gvk, as unstructured content holding the
-// top-level fields named in top (and the object's kind), without
-// managedFields: what extracting an entry over those fields, and checking
-// their values, reads. The content shares what it can with obj (callers must
-// not modify it); a typed object is converted from a shallow copy whose other
-// fields are zero, so that a manager of status does not pay for its spec.
+// contentOf returns obj as unstructured content of its kind and the top-level
+// fields in top, without managedFields, sharing what it can with obj (callers
+// must not modify it). Other fields of a typed object are zeroed before the
+// conversion, so that a manager of status does not pay for the spec.
 func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*unstructured.Unstructured, error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		content := make(map[string]any, len(top)+2)
@@ -197,8 +177,7 @@ func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*u
 	}
 	for k := range content {
 		// A zero struct field still converts (metadata to a null
-		// creationTimestamp): typing it for nothing would cost as much as
-		// the fields that are read.
+		// creationTimestamp), and typing it would cost as much as the rest.
 		if !slices.Contains(top, k) {
 			delete(content, k)
 		}
@@ -208,9 +187,8 @@ func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*u
 	return u, nil
 }
 
-// jsonFieldName returns the JSON name of a struct field that is written
-// under a name of its own; known is false for any other field (inlined, or
-// not written), which is kept as it is.
+// jsonFieldName returns a struct field's own JSON name; known is false for an
+// inlined or unwritten field, which is kept.
 func jsonFieldName(f reflect.StructField) (name string, known bool) {
 	name, inline, ok := objects.JSONName(f)
 	return name, ok && !inline

@@ -31,11 +31,8 @@ func (a *Applier) TargetFor(obj client.Object, sub Subresource, manager string) 
 	return t, nil
 }
 
-// identify checks obj and returns its kind. Nil and typed-nil objects,
-// objects without a name and unknown kinds are refused with an error wrapping
-// ErrInvalidInput. A kind is known when the scheme recognises it, a type
-// converter has its schema, or the client's REST mapper maps it; typed objects
-// need the scheme anyway, so the other two only matter for unstructured ones.
+// identify returns obj's kind, refusing nil objects, unnamed objects and
+// unknown kinds with errors wrapping ErrInvalidInput.
 func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
 	if obj == nil {
 		return schema.GroupVersionKind{}, invalidf("nil object")
@@ -59,10 +56,8 @@ func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
 	return gvk, nil
 }
 
-// knownKind refuses a kind nothing knows when it is queued, rather than at
-// Flush with "no schema" or a failed read, far from the code that queued it.
-// The cheap answers come first; the REST mapper may ask the API server's
-// discovery (not for an object), and only for kinds the others do not know.
+// knownKind refuses a kind nothing knows when it is queued, not at Flush far
+// from the code that queued it. The REST mapper may ask discovery: it is last.
 func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) error {
 	if a.cfg.scheme.Recognizes(gvk) || hasSchema(a.tc, gvk) {
 		return nil
@@ -91,18 +86,14 @@ type kindSchema struct {
 	conditions conditionsSchema
 }
 
-// kindSchemas caches kindSchema per kind; kinds are a small, closed set. A
-// type converter whose schemas change while the process runs (one that reads
-// the cluster's OpenAPI, or CRD objects it is told about) says so through a
-// SchemaVersion method; the cache is dropped whenever the sum changes, so a
-// CRD updated under a running controller is checked by its new schema.
+// kindSchemas caches kindSchema per kind, dropped whenever the converters'
+// SchemaVersion changes, so that an updated CRD is checked by its new schema.
 type kindSchemas struct {
 	mu      sync.Mutex
 	version uint64
 	kinds   map[schema.GroupVersionKind]*kindSchema
 }
 
-// schemaOf returns the schema of gvk from the Applier's type converters.
 func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
 	var version uint64
 	if versioned, ok := a.tc.(interface{ SchemaVersion() uint64 }); ok {
@@ -133,8 +124,7 @@ func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
 	return ks, nil
 }
 
-// newObjectLike returns an empty object of obj's Go type naming t's object,
-// for a response to be decoded into.
+// newObjectLike returns an empty object of obj's Go type naming t's object.
 func newObjectLike(obj client.Object, t Target) client.Object {
 	out := objects.EmptyLike(obj)
 	if u, ok := out.(*unstructured.Unstructured); ok {

@@ -7,11 +7,8 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// lanes serialises the applies this process sends to one object. The API
-// server redoes an apply's merge whenever another write to the same object
-// landed first, so concurrent applies to one object are much slower than the
-// same applies sent one after the other; different objects do not interfere
-// and keep their own lanes.
+// lanes serialises this process's applies to one object: the API server redoes
+// an apply's merge whenever another write to the object landed first.
 type lanes struct {
 	mu    sync.Mutex
 	lanes map[ownership.ObjectRef]*lane

@@ -10,12 +10,10 @@ import (
 	"github.com/statusapply/statusapply/conflicts"
 )
 
-// Metric names, labels and their meaning are documented in
-// docs/observability.md.
+// Metric names, labels and meanings are documented in docs/observability.md.
 
-// metrics holds, per field manager and kind, what applies did. The collectors
-// are registered with the Registerer given to NewApplier (controller-runtime's
-// metrics registry by default); several Appliers in one process share them.
+// metrics counts what applies did per field manager and kind; the Appliers of
+// one process share its collectors (see register).
 type metrics struct {
 	applies   *prometheus.CounterVec
 	skipped   *prometheus.CounterVec
@@ -28,12 +26,8 @@ type metrics struct {
 	shadowEntries     *prometheus.CounterVec
 	shadowDivergences *prometheus.CounterVec
 
-	// targets holds each (manager, group, kind)'s label set and series,
-	// looked up once: With hashes the labels on every call, and a reconcile
-	// that changes nothing would otherwise spend more on its metrics than on
-	// deciding that. Series are added once per manager and kind and read
-	// by every Flush, so the map is replaced, never modified: a read is a
-	// load and a map lookup, without a lock. targetsMu orders the writers.
+	// targets caches series per (manager, group, kind), as With hashes labels
+	// on every call; the map is replaced, never modified, so reads take no lock.
 	targets   atomic.Pointer[map[[3]string]*targetMetrics]
 	targetsMu sync.Mutex
 }
@@ -135,8 +129,7 @@ type targetMetrics struct {
 	pending                          lazySeries[prometheus.Gauge]
 }
 
-// lazySeries is one series of a vector, created when first used: a series
-// appears once something was counted in it, as with With.
+// lazySeries is one series of a vector, created on first use as With would.
 type lazySeries[T any] struct {
 	with   func(prometheus.Labels) T
 	labels prometheus.Labels
@@ -152,13 +145,10 @@ func (s *lazySeries[T]) get() T {
 	return v
 }
 
-// of returns t's series.
 func (m *metrics) of(t *Target) *targetMetrics {
 	return m.ofKey(seriesKey(t))
 }
 
-// seriesKey names the metric series t is counted in: those of its field
-// manager and kind.
 func seriesKey(t *Target) [3]string {
 	return [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
 }
@@ -209,14 +199,13 @@ func (m *metrics) conflict(t Target, err error) {
 	m.conflicts.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind, "class": class}).Inc()
 }
 
-// PendingTally gathers, entry by entry, what a Flush reports with
-// RecordPending: the field managers and kinds whose entries it tried, once
-// each, and how many of their entries it left queued. A Flush of thousands of
-// objects keeps one item per manager and kind, not a target per entry. The
-// zero value is empty; a PendingTally is not safe for concurrent use.
+// PendingTally gathers what a Flush reports with RecordPending: each field
+// manager and kind whose entries it tried, kept once rather than per entry,
+// and how many of their entries it left queued. The zero value is empty; a
+// PendingTally is not safe for concurrent use.
 type PendingTally struct {
-	// first holds the first few series, those of a usual reconcile's
-	// Flush, in the tally itself: a tally on the stack allocates nothing.
+	// first holds a usual Flush's few series inline, so that a tally on the
+	// stack allocates nothing.
 	first [4]pendingSeries
 	n     int             // series in first
 	more  []pendingSeries // the series after them
@@ -248,7 +237,6 @@ func (p *PendingTally) Add(t *Target, queued bool) {
 	}
 }
 
-// find returns key's series, or nil.
 func (p *PendingTally) find(key [3]string) *pendingSeries {
 	for i := range p.n {
 		if p.first[i].key == key {
@@ -269,7 +257,7 @@ func (p *PendingTally) series() []pendingSeries {
 }
 
 // RecordPending sets statusapply_pending_entries for every field manager and
-// kind p counted: how many of their entries the Flush left queued. Batches
+// kind p counted to how many of their entries the Flush left queued. Batches
 // call it after each Flush.
 func (a *Applier) RecordPending(p *PendingTally) {
 	for i := range p.n {
@@ -296,25 +284,22 @@ const (
 )
 
 // DivergenceLabels are the labels of one diverging item in
-// statusapply_shadow_divergences_total, besides the target's manager, group
-// and kind. Every value comes from the schema or the writer's condition
-// types, never from field values, so the series stay bounded:
-//
-//   - a condition: ConditionType is its type; Field is "" when the whole
-//     condition would be added or removed, else the name of one differing
-//     field, such as "status", "reason", "message" or "observedGeneration";
-//   - any other field: ConditionType is ""; Field is the field's path cut
-//     after its second field name and before any list key or value, such as
-//     ".status.phase", ".status.plan" or ".metadata.labels";
-//   - Change is "added", "removed" or "changed".
+// statusapply_shadow_divergences_total besides manager, group and kind. Values
+// come from the schema or condition types, never field values, so the series
+// stay bounded. For a condition, ConditionType is its type and Field is "" when
+// the whole condition would be added or removed, else one differing field
+// ("status", "reason", ...). For any other field, ConditionType is "" and Field
+// is its path cut after the second field name and before any list key or value
+// (".status.phase", ".metadata.labels"). Change is "added", "removed" or
+// "changed".
 type DivergenceLabels struct {
 	ConditionType, Field, Change string
 }
 
 // RecordShadow counts one compared shadow-mode entry of t in
-// statusapply_shadow_entries_total, and each of its diverging items in
-// statusapply_shadow_divergences_total (the caller passes each label set
-// once). Batches in shadow mode call it once per entry they compare.
+// statusapply_shadow_entries_total, and each diverging item (the caller passes
+// each label set once) in statusapply_shadow_divergences_total. Batches in
+// shadow mode call it once per compared entry.
 func (a *Applier) RecordShadow(t Target, outcome ShadowOutcome, diverged []DivergenceLabels) {
 	a.metrics.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
 		"outcome": string(outcome)}).Inc()

@@ -2,12 +2,9 @@ package ssa
 
 import "github.com/statusapply/statusapply/internal/jsonvalue"
 
-// unchangedIntent reports whether applying intent would change nothing, given what
-// the manager owns on the observed object (from extractOwned). Identity (apiVersion,
-// kind, metadata.name, namespace, resourceVersion, uid) is ignored; everything
-// else, including a field left out, counts. Values are compared as JSON would
-// see them: numbers by their exact value whatever their Go type, and an object that holds
-// nothing the same as an absent one.
+// unchangedIntent reports whether applying intent would change nothing the
+// manager owns (owned, from extractOwned): identity aside, values compare as
+// equalContent has it, and a field left out counts as a change.
 func unchangedIntent(intent, owned map[string]any) bool {
 	return equalContent(withoutIdentity(intent), withoutIdentity(owned))
 }
@@ -41,9 +38,8 @@ func withoutIdentity(content map[string]any) map[string]any {
 	return out
 }
 
-// equalContent compares two unstructured values as server-side apply sees
-// what they state (jsonvalue.EqualStated): an object holding nothing is the
-// same as an absent one.
+// equalContent compares what two unstructured values state, as server-side
+// apply sees it: an empty object is the same as an absent one.
 func equalContent(a, b any) bool { return jsonvalue.EqualStated(a, b) }
 
 // pruneEmpty removes, recursively, object-valued fields that hold nothing, so

@@ -85,11 +85,9 @@ func WithConflictPolicy(manager string, p conflicts.Policy) Option {
 // what. controller-runtime's mgr.GetEventRecorder(name) fits.
 func WithEventRecorder(r conflicts.EventRecorder) Option { return func(c *config) { c.recorder = r } }
 
-// WithLogger makes the Applier log to l, whatever logger the context of an
-// apply carries. Without it, the Applier logs to the context's logger
-// (logr.FromContext: in a controller-runtime reconciler, the reconcile's
-// logger), and discards what it would log when the context carries none: it
-// never uses controller-runtime's global logger.
+// WithLogger makes the Applier log to l, whatever the apply's context carries.
+// Without it, the Applier logs to logr.FromContext (a reconciler's logger) and
+// discards logs when there is none: never to controller-runtime's global logger.
 func WithLogger(l logr.Logger) Option { return func(c *config) { c.logger = &l } }
 
 // WithRegisterer registers the Applier's Prometheus counters with r instead of
@@ -97,8 +95,7 @@ func WithLogger(l logr.Logger) Option { return func(c *config) { c.logger = &l }
 func WithRegisterer(r prometheus.Registerer) Option { return func(c *config) { c.registerer = r } }
 
 // WithOwnedCacheSize bounds how many (object, field manager, subresource)
-// states the Applier remembers of what each manager owns, least recently used
-// first out (see DefaultOwnedCacheSize). A remembered state spares reading the
-// manager's fields from managedFields on the next apply; 0 turns remembering
-// off, so every apply reads them.
+// states of what each manager owns the Applier remembers, least recently used
+// out first (see DefaultOwnedCacheSize), sparing the next apply a read of
+// managedFields; 0 turns remembering off.
 func WithOwnedCacheSize(n int) Option { return func(c *config) { c.ownedCacheSize = max(n, 0) } }

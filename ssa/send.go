@@ -14,15 +14,13 @@ import (
 	"github.com/statusapply/statusapply/conflicts"
 )
 
-// encodedApply is an apply configuration already encoded: the body is sent
-// as it is, and the response is kept as it came (see answer). Encoding once
+// encodedApply is an apply configuration already encoded, so that one encoding
 // serves both the no-op comparison and the request.
 type encodedApply struct {
 	apiVersion, kind, name, namespace string
 	body                              []byte
-	// response is the API server's response. The client decodes it into
-	// this configuration; a client may reset the configuration first
-	// (controller-runtime's fake client does), which changes nothing here.
+	// response is the API server's answer, kept as it came; a client that
+	// resets the configuration first (the fake client does) changes nothing.
 	response []byte
 }
 
@@ -43,8 +41,7 @@ func (e *encodedApply) UnmarshalJSON(data []byte) error {
 }
 
 // send makes the one request, holding the object's lane only for it, and
-// returns the API server's response, decoded as an object of like's type
-// unless opts defer that.
+// returns the response, decoded as like's type unless opts defer that.
 func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, opts ApplyOptions) (*answer, error) {
 	dryRun := opts.DryRun
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
@@ -52,9 +49,8 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	var ac runtime.ApplyConfiguration = encoded
 	var viaUnstructured *unstructured.Unstructured
 	if !a.cfg.scheme.Recognizes(t.GVK) {
-		// A kind without Go types (a CRD the writer does not own): the typed
-		// client encodes its request options through the scheme, which does
-		// not know the group version, so the unstructured client sends it.
+		// The typed client encodes request options through the scheme, which
+		// lacks kinds without Go types: the unstructured client sends those.
 		viaUnstructured = &unstructured.Unstructured{}
 		if err := viaUnstructured.UnmarshalJSON(in.body); err != nil {
 			return nil, fmt.Errorf("decoding the intent: %w", err)
@@ -86,8 +82,6 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		}
 		err = a.client.Apply(ctx, ac, opts...)
 	}
-	// The lane is held for the request only: reading the response needs
-	// no other request to wait.
 	release()
 	a.metrics.of(&t).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -114,13 +108,11 @@ func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t 
 	return &answer{obj: resp}, nil
 }
 
-// resolve acts on a field-manager conflict by policy: it fails with a
-// *conflicts.Error, or re-sends the intent without the contested fields
-// (Yield; nothing is sent when what is left claims nothing or changes
-// nothing, see withoutContested), or forces it when every contested field is
-// declared (TakeDeclared). Each decision is recorded as an event when a
-// recorder is set. An AsOwner dry run forces every conflict and records no
-// event: it decides nothing. res.Sent tells whether it sent a request.
+// resolve acts on a field-manager conflict by policy: fail with a
+// *conflicts.Error, re-send without the contested fields (Yield; nothing when
+// the rest changes nothing), or force declared fields (TakeDeclared), recording
+// each decision as an event. An AsOwner dry run forces every conflict and
+// records nothing, as it decides nothing. res.Sent tells whether it sent.
 func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)

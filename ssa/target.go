@@ -59,8 +59,6 @@ func (t Target) Validate() error {
 	return nil
 }
 
-// objectError is what Validate finds wrong with the object t names: no kind,
-// version or name.
 func objectError(t *Target) error {
 	switch {
 	case t.GVK.Kind == "" || t.GVK.Version == "":
@@ -71,13 +69,10 @@ func objectError(t *Target) error {
 	return nil
 }
 
-// ValidateFieldManager checks a field manager name before any request, with
-// the function the API server itself runs on every apply's options
-// (metav1validation.ValidatePatchOptions calls it): at most 128 bytes, only
-// printable characters. Using it rather than a copy keeps the two in step when
-// the rules change. An apply also needs a manager, which that function leaves
-// to its caller, so the empty name is refused here. Its errors wrap
-// ErrInvalidInput.
+// ValidateFieldManager checks a field manager name before any request with the
+// API server's own rule (length and printable characters; called, not copied,
+// so the two stay in step), and refuses the empty name, which an apply needs.
+// Its errors wrap ErrInvalidInput.
 func ValidateFieldManager(manager string) error {
 	if manager == "" {
 		return invalidf("empty field manager")
@@ -91,9 +86,8 @@ func ValidateFieldManager(manager string) error {
 	return nil
 }
 
-// plainManager reports whether manager is short printable ASCII, which the
-// API server's rule (at most 128 characters, each unicode.IsPrint) accepts
-// without building its error list: every Apply checks its manager.
+// plainManager reports whether manager is short printable ASCII, which the API
+// server's rule accepts: a fast path, as every Apply checks its manager.
 func plainManager(manager string) bool {
 	if len(manager) > metav1validation.FieldManagerMaxLength {
 		return false

@@ -17,19 +17,14 @@ import (
 // serve (the schemas package's do), so that errors.Is finds it either way.
 var ErrNoSchema = errors.New("no schema")
 
-// noSchemaHint says how to give an Applier the schema of a kind.
 const noSchemaHint = "give the Applier its schema with WithTypeConverter: schemas.FromCluster(cfg) reads it " +
 	"from the API server's OpenAPI, schemas.FromCRDFiles(paths...) from the CRD's manifest, and a generated " +
 	"applyconfiguration package's NewTypeConverter(scheme) serves your own Go types"
 
-// TypeConverters combines several type converters into one that asks each in
-// turn, so that built-in kinds (client-go's applyconfigurations.NewTypeConverter)
-// and custom resources (a generated applyconfiguration package's
-// NewTypeConverter, or one built from CRD schemas) are served together.
-//
-// The first converter that has the object's kind decides: when the object
-// does not fit that schema (a field it does not declare), its error is
-// returned, prefixed with the kind. When none has the kind the error wraps
+// TypeConverters combines type converters into one that asks each in turn, so
+// that built-in kinds and custom resources are served together. The first that
+// has the object's kind decides: an object that does not fit its schema gets
+// its error, prefixed with the kind. When none has the kind, the error wraps
 // ErrNoSchema, names the kind and says how to provide it.
 func TypeConverters(converters ...managedfields.TypeConverter) managedfields.TypeConverter {
 	return typeConverters(converters)
@@ -53,10 +48,8 @@ func (tcs typeConverters) ObjectToTyped(obj runtime.Object, opts ...typed.Valida
 	return nil, fmt.Errorf("%w for kind %s (%s): %s: %w", ErrNoSchema, gvk.Kind, gvk.GroupVersion(), noSchemaHint, errors.Join(misses...))
 }
 
-// SchemaVersion sums the SchemaVersion of the converters that have one (the
-// schemas package's, whose schemas can change while the process runs): it
-// changes whenever a schema they serve changes, so that what is derived from
-// a schema can be cached per version. Converters without one never change.
+// SchemaVersion sums the converters' SchemaVersions, so that it changes with
+// any schema they serve; converters without one never change.
 func (tcs typeConverters) SchemaVersion() uint64 {
 	var v uint64
 	for _, tc := range tcs {
@@ -74,10 +67,8 @@ func (tcs typeConverters) TypedToObject(tv *typed.TypedValue) (runtime.Object, e
 	return tcs[0].TypedToObject(tv)
 }
 
-// hasSchema reports whether tc has a schema for gvk. It converts an object
-// holding only apiVersion and kind, which asks the same question as
-// converting a whole object at a fraction of the cost, and works with any
-// TypeConverter (the interface has no lookup by kind).
+// hasSchema reports whether tc has gvk's schema by converting an object of only
+// apiVersion and kind: the interface has no lookup by kind.
 func hasSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) bool {
 	probe := &unstructured.Unstructured{Object: map[string]any{}}
 	probe.SetGroupVersionKind(gvk)
