@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -129,7 +130,7 @@ func (o *observation) get() (client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := ssa.DecodeResponse(raw, o.obj)
+	obj, err := objects.DecodeLike(raw, o.obj)
 	if err != nil {
 		return nil, err
 	}
@@ -531,7 +532,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var tally ssa.PendingTally // settle adds to it under b.mu
+	var tally batching.PendingTally // settle adds to it under b.mu
 	if len(work) == 1 {
 		// A reconcile's usual Flush: no goroutine to wait for.
 		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, dryRun)
@@ -549,14 +550,14 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 		wg.Wait()
 	}
 	if dryRun == nil && b.shadow == nil {
-		b.applier.RecordPending(&tally)
+		b.applier.ForBatches().RecordPending(&tally)
 	}
 	return errors.Join(errs...)
 }
 
 // flushShare flushes one object's share of a Flush of n objects and lets go
 // of it: a Flush of many objects holds the entries only for those in flight.
-func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *ssa.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
+func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
 	err := b.flushObject(ctx, *w, dryRun)
 	if dryRun == nil {
 		b.pack(w.object, n >= packDictObjects)
@@ -585,11 +586,12 @@ func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 // what the next Flush of this batch builds on). It runs as soon as the Flush
 // is done with the object: a Flush of many objects then lets each object's
 // entries go while the others are in flight.
-func (b *Batch) settle(w *flushWork, tally *ssa.PendingTally) {
+func (b *Batch) settle(w *flushWork, tally *batching.PendingTally) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, ew := range w.entries {
-		tally.Add(&ew.entry.target, len(ew.entry.contribs) > 0)
+		t := &ew.entry.target
+		tally.Add(batching.Series{Manager: t.Manager, Group: t.GVK.Group, Kind: t.GVK.Kind}, len(ew.entry.contribs) > 0)
 	}
 	b.dropSent(w.object)
 }
@@ -693,12 +695,13 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: *t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
-		opts.DryRun = dryRun != nil
+		bu, typed := build(t, b.applier.TypeConverter(), contribs, ew.acType)
 		// The response is decoded now when the next entry is built on it
 		// (which spares reading its metadata apart), else when the next
 		// Flush needs it; a result hook reads it decoded.
-		opts.DeferDecode = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
-		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
+		x := batching.Extras{Typed: typed, DryRun: dryRun != nil,
+			DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
+		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, x, opts)
 		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)
@@ -748,8 +751,9 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	for _, ew := range w.entries {
 		t := &ew.entry.target
 		opts := applyOptions(ew.contribs)
-		opts.DryRun, opts.AsOwner, opts.Guarded = true, true, true
-		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), &opts)
+		opts.Guarded = true
+		bu, typed := build(t, b.applier.TypeConverter(), ew.contribs, ew.acType)
+		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, batching.Extras{Typed: typed, DryRun: true, AsOwner: true}, &opts)
 		if err := b.shadowEntry(ctx, *t, res, err); err != nil {
 			errs = append(errs, err)
 			continue

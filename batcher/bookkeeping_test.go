@@ -285,12 +285,12 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			for _, c := range tc.contribs {
 				e.push(&c)
 			}
-			b := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
-			if b.Func == nil || (b.Typed != nil) != tc.typed {
-				t.Fatalf("typed build %v, want %v", b.Typed != nil, tc.typed)
+			b, typed := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
+			if b.Func == nil || (typed != nil) != tc.typed {
+				t.Fatalf("typed build %v, want %v", typed != nil, tc.typed)
 			}
-			if tc.typed && b.Typed.Type != reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]() {
-				t.Fatalf("typed build of %v", b.Typed.Type)
+			if tc.typed && typed.Type != reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]() {
+				t.Fatalf("typed build of %v", typed.Type)
 			}
 		})
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -177,13 +178,12 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // the one apply configuration type of contribs' Mutators (nil if several or any
 // Edit), or status Edits of a typed object (editTypedBuild) add a typed build.
 // t is shared, not copied: an entry's target never changes.
-func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
+func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) (ssa.Build, *batching.TypedBuild) {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {
-		b.Typed = editTypedBuild(*t, tc, contribs)
-		return b
+		return b, editTypedBuild(*t, tc, contribs)
 	}
-	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
+	return b, &batching.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
 		obs := observations{observed: observed, gvk: t.GVK}
 		for i := range contribs {
 			if err := obs.mutate(&contribs[i], ac, i, len(contribs)); err != nil {
@@ -192,7 +192,6 @@ func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contributio
 		}
 		return nil
 	}}
-	return b
 }
 
 // buildFunc runs contribs in queue order on the unstructured intent, one step

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ssa"
@@ -20,7 +21,7 @@ import (
 
 // Status Edits mostly set metav1 conditions, so such entries get a typed build
 // (conditionsIntent, as typed Mutators have) that must agree with the editor:
-// it declines with ssa.ErrBuildUntyped unless the intent holds only identity
+// it declines with batching.ErrBuildUntyped unless the intent holds only identity
 // and conditions and re-encodes to its content, the edits changed only the
 // conditions (as Go values), the schema keys them by type alone in a
 // []metav1.Condition without repeated types, and no changed condition lost
@@ -168,7 +169,7 @@ func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
 
 // editTypedBuild returns the typed build of status Edits of one typed object
 // that keeps metav1 conditions; nil otherwise.
-func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *ssa.TypedBuild {
+func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *batching.TypedBuild {
 	if t.Subresource != ssa.StatusSubresource {
 		return nil
 	}
@@ -182,22 +183,22 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	if !ok {
 		return nil
 	}
-	return &ssa.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) error {
+	return &batching.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) error {
 		in, _ := ac.(*conditionsIntent)
 		if in == nil || in.Untyped || reflect.TypeOf(observed) != typ {
-			return ssa.ErrBuildUntyped
+			return batching.ErrBuildUntyped
 		}
 		return editConditions(t, tc, shape, contribs, in, observed)
 	}}
 }
 
 // editConditions runs contribs on a copy of observed and merges the changed
-// conditions into in as the editor would, or declines with ssa.ErrBuildUntyped.
+// conditions into in as the editor would, or declines with batching.ErrBuildUntyped.
 func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
 	in *conditionsIntent, observed client.Object) error {
 	work, ok := observed.DeepCopyObject().(client.Object)
 	if !ok {
-		return ssa.ErrBuildUntyped
+		return batching.ErrBuildUntyped
 	}
 	for i := range contribs {
 		if err := contribs[i].edit(work); err != nil {
@@ -207,24 +208,24 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 	before, okBefore := shape.statusOf(observed)
 	after, okAfter := shape.statusOf(work)
 	if !okBefore || !okAfter {
-		return ssa.ErrBuildUntyped
+		return batching.ErrBuildUntyped
 	}
 	for i := range before.NumField() {
 		if i != shape.conditions && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
-			return ssa.ErrBuildUntyped
+			return batching.ErrBuildUntyped
 		}
 	}
 	was, _ := before.Field(shape.conditions).Interface().([]metav1.Condition)
 	now, _ := after.Field(shape.conditions).Interface().([]metav1.Condition)
 	d, ok := diffConditions(was, now)
 	if !ok {
-		return ssa.ErrBuildUntyped
+		return batching.ErrBuildUntyped
 	}
 	if len(d.claimed) == 0 && len(d.removed) == 0 {
 		return nil
 	}
 	if !conditionsKeyedByType(tc, t) {
-		return ssa.ErrBuildUntyped
+		return batching.ErrBuildUntyped
 	}
 	if len(d.removed) > 0 {
 		removed := fieldpath.NewSet()

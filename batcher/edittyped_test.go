@@ -3,6 +3,7 @@ package batcher
 import (
 	"encoding/json"
 	"errors"
+	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"strings"
 	"testing"
@@ -171,7 +172,7 @@ func TestTypedEditsAgreeWithTheEditor(t *testing.T) {
 				t.Fatalf("editor: %v", editorErr)
 			}
 			if tc.decline {
-				if !errors.Is(typedErr, ssa.ErrBuildUntyped) {
+				if !errors.Is(typedErr, batching.ErrBuildUntyped) {
 					t.Fatalf("typed build: %v, want it to decline", typedErr)
 				}
 				return
@@ -347,7 +348,7 @@ func FuzzTypedEditsAgreeWithTheEditor(f *testing.F) {
 			}
 		}
 		typedOut, editorOut, typedErr, editorErr := buildBoth(t, observed, content, edit)
-		if errors.Is(typedErr, ssa.ErrBuildUntyped) {
+		if errors.Is(typedErr, batching.ErrBuildUntyped) {
 			return
 		}
 		if (typedErr == nil) != (editorErr == nil) {

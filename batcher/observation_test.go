@@ -3,6 +3,7 @@ package batcher
 import (
 	"context"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/objects"
 	"slices"
 	"strings"
 	"testing"
@@ -195,7 +196,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 			t.Fatal(err)
 		}
 		sent[i] = raw
-		got, err := ssa.DecodeResponse(raw, &v1alpha1.Widget{})
+		got, err := objects.DecodeLike(raw, &v1alpha1.Widget{})
 		if err != nil || got.GetResourceVersion() != f.widget(t, queued[i].Name).ResourceVersion || len(o.observed.response) >= len(raw) {
 			t.Fatalf("%s: unpacked to %d bytes (packed %d) at %v, %v; want the last response, larger than its packing",
 				queued[i].Name, len(raw), len(o.observed.response), got, err)
@@ -217,7 +218,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		last, err := ssa.DecodeResponse(sent[i], &v1alpha1.Widget{})
+		last, err := objects.DecodeLike(sent[i], &v1alpha1.Widget{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -120,24 +121,24 @@ func (d Divergence) String() string {
 }
 
 // labels are the metric labels of d's items, once each.
-func (d Divergence) labels() []ssa.DivergenceLabels {
-	var out []ssa.DivergenceLabels
-	add := func(l ssa.DivergenceLabels) {
+func (d Divergence) labels() []batching.DivergenceLabels {
+	var out []batching.DivergenceLabels
+	add := func(l batching.DivergenceLabels) {
 		if !slices.Contains(out, l) {
 			out = append(out, l)
 		}
 	}
 	for _, c := range d.Conditions {
 		if c.Change != Changed {
-			add(ssa.DivergenceLabels{ConditionType: c.Type, Change: string(c.Change)})
+			add(batching.DivergenceLabels{ConditionType: c.Type, Change: string(c.Change)})
 			continue
 		}
 		for _, f := range c.Fields {
-			add(ssa.DivergenceLabels{ConditionType: c.Type, Field: f, Change: string(Changed)})
+			add(batching.DivergenceLabels{ConditionType: c.Type, Field: f, Change: string(Changed)})
 		}
 	}
 	for _, f := range d.Fields {
-		add(ssa.DivergenceLabels{Field: labelPath(f.Path), Change: string(f.Change)})
+		add(batching.DivergenceLabels{Field: labelPath(f.Path), Change: string(f.Change)})
 	}
 	return out
 }
@@ -388,24 +389,24 @@ func valueAt(content any, p fieldpath.Path) (any, bool) {
 // the divergence, or returns why it could not be compared.
 func (b *Batch) shadowEntry(ctx context.Context, t ssa.Target, res ssa.Result, err error) error {
 	if err != nil {
-		b.applier.RecordShadow(t, ssa.ShadowFailed, nil)
+		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
 		return err
 	}
 	if !res.Sent {
-		b.applier.RecordShadow(t, ssa.ShadowAgreed, nil)
+		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
 		return nil
 	}
 	d, err := Compare(b.applier.TypeConverter(), t, res.Observed, res.Object)
 	if err != nil {
-		b.applier.RecordShadow(t, ssa.ShadowFailed, nil)
+		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
 		return &ssa.Error{Target: t, Attempts: res.Attempts, Err: fmt.Errorf("comparing the dry run with the live object: %w", err)}
 	}
 	if d.Empty() {
-		b.applier.RecordShadow(t, ssa.ShadowAgreed, nil)
+		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
 		return nil
 	}
 	d.Contested = res.Taken
-	b.applier.RecordShadow(t, ssa.ShadowDiverged, d.labels())
+	b.applier.ForBatches().RecordShadow(t, batching.ShadowDiverged, d.labels())
 	b.logDivergence(ctx, d)
 	if b.shadow.Events {
 		if rec := b.applier.EventRecorder(); rec != nil {

@@ -8,13 +8,10 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	jsoniter "github.com/json-iterator/go"
-
 	"github.com/statusapply/statusapply/ownership"
 
 	"github.com/statusapply/statusapply/internal/objects"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -46,7 +43,7 @@ func newAnswer(raw []byte, like client.Object, t Target, deferDecode bool) (*ans
 	a := &answer{raw: raw}
 	if !deferDecode {
 		obj := newObjectLike(like, t)
-		if err := decodeObject(raw, obj); err != nil {
+		if err := objects.Decode(raw, obj); err != nil {
 			return nil, err
 		}
 		a.obj = obj
@@ -374,44 +371,3 @@ func (s *jsonScan) skipString() error {
 	return errBadJSON
 }
 
-// DecodeResponse decodes an API server's response to an apply
-// (Result.Response) into a new object of like's Go type; an unstructured like
-// lends its kind. It is how a caller that set ApplyOptions.DeferDecode gets
-// Result.Object when it needs it. raw is taken to be JSON, as a response is
-// once the client has read it: the client refuses a response that is not,
-// and the decoder does not check it again (see responseJSON).
-func DecodeResponse(raw []byte, like client.Object) (client.Object, error) {
-	if isNil(like) {
-		return nil, invalidf("nil object to decode a response like")
-	}
-	obj := objects.EmptyLike(like)
-	if err := decodeObject(raw, obj); err != nil {
-		return nil, err
-	}
-	return obj, nil
-}
-
-// responseJSON decodes responses into typed objects. Field names are matched
-// case-sensitively, as the Kubernetes serializers match them: an API server
-// writes them as its schema spells them. It decodes in about two fifths of
-// the time encoding/json takes, which checks the whole response before it
-// decodes any of it; the client has checked a response by then. A batch
-// decodes the response of every apply a later entry of the same object is
-// built on. TestResponseDecodesAsEncodingJSON and
-// FuzzResponseDecodesAsKubernetes hold it to the objects encoding/json and
-// the Kubernetes decoder make. The configuration is frozen: what it
-// keeps is a cache of decoders per Go type, as encoding/json's.
-var responseJSON = jsoniter.Config{CaseSensitive: true}.Froze()
-
-func decodeObject(data []byte, obj client.Object) error {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		if err := u.UnmarshalJSON(data); err != nil {
-			return fmt.Errorf("decoding the API server's response: %w", err)
-		}
-		return nil
-	}
-	if err := responseJSON.Unmarshal(data, obj); err != nil {
-		return fmt.Errorf("decoding the API server's response: %w", err)
-	}
-	return nil
-}

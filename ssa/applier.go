@@ -19,6 +19,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 )
 
@@ -32,44 +33,18 @@ type BuildFunc func(intent *unstructured.Unstructured, observed client.Object) e
 
 // Build says how to build one Target's intent.
 type Build struct {
-	// Func builds the intent as unstructured content. It is required: Apply
-	// uses it whenever Typed is nil or does not apply.
+	// Func builds the intent as unstructured content. It is required.
 	Func BuildFunc
-	// Typed builds the same intent in the apply configuration type its
-	// mutators edit, which spares converting it to and from unstructured
-	// content. Apply uses it for unguarded applies whose conflict policy does
-	// not yield, on typed observed objects.
-	Typed *TypedBuild
+	// typed builds the same intent in its own apply configuration type (a
+	// batch's entry of typed Mutators); nil for none.
+	typed *batching.TypedBuild
 }
-
-// TypedBuild builds an intent in its own apply configuration type.
-type TypedBuild struct {
-	// Type is the apply configuration type, a pointer to a generated struct
-	// such as *WidgetApplyConfiguration.
-	Type reflect.Type
-	// Mutate edits ac, of Type, already holding the object's identity and, in
-	// incremental mode, what the manager owns. observed must not be modified.
-	// ac is a copy of its own for this one build: nothing else holds it, and
-	// what was sent is remembered as another copy, so Mutate may put into it
-	// maps and slices that observed holds, or keep it.
-	// An error wrapping ErrBuildUntyped, returned before anything else could
-	// have been decided, makes Apply build this intent with Build.Func
-	// instead: for a Type that can hold only some intents, and an observation
-	// it cannot build this one from.
-	Mutate func(ac any, observed client.Object) error
-}
-
-// ErrBuildUntyped is wrapped by a TypedBuild's Mutate that cannot build the
-// intent in its type (see TypedBuild.Mutate). It never reaches Apply's
-// caller.
-var ErrBuildUntyped = errors.New("the intent needs the unstructured build")
 
 // Result is what Apply did.
 type Result struct {
 	// Object is the object after Apply: the API server's response, in the
 	// Go type of the object given to Apply, or, when nothing was sent, the
-	// observed object (unstructured when it was read again). It is nil when an apply was sent with
-	// ApplyOptions.DeferDecode: DecodeResponse decodes Response instead.
+	// observed object (unstructured when it was read again).
 	Object client.Object
 	// Response is the API server's response to the apply sent last, as JSON;
 	// nil when nothing was sent (and for kinds the scheme does not know, whose
@@ -91,8 +66,8 @@ type Result struct {
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
 	Yielded []conflicts.Conflict
-	// Taken are the contested fields a TakeDeclared policy forced, or that
-	// an AsOwner dry run forced.
+	// Taken are the contested fields a TakeDeclared policy forced (or a
+	// shadow-mode dry run did).
 	Taken []conflicts.Conflict
 }
 
@@ -160,11 +135,39 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // Apply is the one-Target form of what batcher.Batch.Flush does for every
 // entry; most callers queue contributions in a Batch instead.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
-	answered, built, err := a.lookRemembered(ctx, &t, observed, b, optionsOf(opts))
+	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
+}
+
+// ForBatches gives package batcher what it needs of the Applier beyond Apply.
+// It is not for other callers: its methods take statusapply's internal types.
+func (a *Applier) ForBatches() forBatches { return forBatches{a: a} }
+
+// forBatches is what package batcher uses of an Applier besides its public
+// API (see Applier.ForBatches).
+type forBatches struct{ a *Applier }
+
+// Apply is Applier.Apply run with x.
+func (f forBatches) Apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts ...ApplyOption) (Result, error) {
+	return f.a.apply(ctx, t, observed, b, x, opts)
+}
+
+// RecordPending sets statusapply_pending_entries from what a Flush left queued.
+func (f forBatches) RecordPending(p *batching.PendingTally) { f.a.metrics.recordPending(p) }
+
+// RecordShadow counts one compared shadow-mode entry and its divergences.
+func (f forBatches) RecordShadow(t Target, outcome batching.ShadowOutcome, diverged []batching.DivergenceLabels) {
+	f.a.metrics.recordShadow(t, outcome, diverged)
+}
+
+func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) (Result, error) {
+	if x.Typed != nil {
+		b.typed = x.Typed
+	}
+	answered, built, err := a.lookRemembered(ctx, &t, observed, b, x, optionsOf(opts))
 	if answered {
 		return Result{Object: observed, Observed: observed}, err
 	}
-	run := a.newRun(ctx, t, observed, b, opts)
+	run := a.newRun(ctx, t, observed, b, x, opts)
 	run.built = built
 	if err := run.check(); err != nil {
 		return run.fail(err)
@@ -198,6 +201,7 @@ type applyRun struct {
 	*Applier
 	t       Target
 	build   Build
+	x       batching.Extras
 	opts    ApplyOptions
 	policy  conflicts.Policy
 	series  *targetMetrics
@@ -215,11 +219,11 @@ type applyRun struct {
 	built *builtIntent
 }
 
-func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
-	r := &applyRun{}
+func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
+	r := &applyRun{x: x}
 	r.opts.ApplyOptions(opts)
 	policy := a.policy(t.Manager, &r.opts)
-	if r.opts.AsOwner {
+	if x.AsOwner {
 		// Conflicts are forced in resolve; a yielding policy would leave
 		// contested fields out before the request.
 		policy = conflicts.Fail()
@@ -233,7 +237,7 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 // check refuses, before any request, a target, observed object or build
 // that cannot be applied.
 func (r *applyRun) check() error {
-	if err := checkApply(r.t, r.res.Object, r.build, &r.opts); err != nil {
+	if err := checkApply(r.t, r.res.Object, r.build, r.x); err != nil {
 		return err
 	}
 	// Every apply needs the kind's schema, whatever it builds and whatever
@@ -245,7 +249,7 @@ func (r *applyRun) check() error {
 
 // checkApply refuses, before any request, a target, observed object, build
 // or options that cannot be applied.
-func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) error {
+func checkApply(t Target, observed client.Object, b Build, x batching.Extras) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -255,7 +259,7 @@ func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) e
 	if b.Func == nil {
 		return invalidf("no build function")
 	}
-	if opts.AsOwner && !opts.DryRun {
+	if x.AsOwner && !x.DryRun {
 		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
@@ -307,7 +311,7 @@ func (r *applyRun) fail(err error) (Result, error) {
 // object changed and is to be rebuilt against the fresh read it left in
 // r.res.Object.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
-	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.opts.DryRun)
+	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.x.DryRun)
 	if err != nil {
 		return false, err
 	}
@@ -333,7 +337,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.res.Attempts++
 	r.res.Intent = in.body
-	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.opts)
+	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.x)
 	if sendErr != nil {
 		return r.refused(ctx, in, obs, sendErr)
 	}
@@ -343,7 +347,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 
 // skipped records an intent that changes nothing: no request was made.
 func (r *applyRun) skipped() {
-	skippedApply(r.logger, &r.t, r.series, r.opts.DryRun)
+	skippedApply(r.logger, &r.t, r.series, r.x.DryRun)
 }
 
 // skippedApply counts, unless in a dry run, and logs at V(1) an apply of t
@@ -361,11 +365,11 @@ func skippedApply(logger logr.Logger, t *Target, series *targetMetrics, dryRun b
 // applied records a successful apply and remembers what the manager now owns
 // from the response (not from a dry run's, which stored nothing).
 func (r *applyRun) applied(resp *answer, in *prepared) {
-	if !r.opts.DryRun {
+	if !r.x.DryRun {
 		r.remember(r.t, resp, in)
 		r.series.applies.get().Inc()
 	}
-	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.opts.DryRun)
+	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.x.DryRun)
 	r.res.answered(resp)
 }
 
@@ -378,17 +382,17 @@ func (res *Result) answered(resp *answer) {
 // conflict goes to the conflict policy, a stale resourceVersion to
 // staleRetry, anything else is returned.
 func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object, sendErr error) (again bool, err error) {
-	if !r.opts.DryRun {
+	if !r.x.DryRun {
 		// Whatever happened on the server, what the manager owns is no
 		// longer known: a timeout may have applied the intent.
 		r.forget(r.t, obs)
 	}
-	if apierrors.IsConflict(sendErr) && !r.opts.DryRun {
+	if apierrors.IsConflict(sendErr) && !r.x.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
-		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.opts); err != nil {
+		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.x); err != nil {
 			if conflicts.Classify(err) == conflicts.ClassStale {
 				// The API server checks ownership before the guard: a
 				// guarded apply re-sent forced, or without the contested
@@ -398,7 +402,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 			}
 			return false, err
 		}
-		if !r.opts.DryRun && r.res.Sent {
+		if !r.x.DryRun && r.res.Sent {
 			r.series.applies.get().Inc()
 		}
 		return false, nil
@@ -429,7 +433,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 	if r.backoff.Steps <= 1 {
 		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
 	}
-	if !r.opts.DryRun {
+	if !r.x.DryRun {
 		r.series.retries.get().Inc()
 	}
 	r.debug("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)

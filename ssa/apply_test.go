@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"net/http"
 	"reflect"
 	"slices"
@@ -176,7 +177,7 @@ func widgetBuild(phase string, attrs map[string]string) Build {
 			}
 			return nil
 		},
-		Typed: &TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
+		typed: &batching.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
 			w, _ := ac.(*acv1alpha1.WidgetApplyConfiguration)
 			if w.Status == nil {
 				w.WithStatus(acv1alpha1.WidgetStatus())
@@ -276,7 +277,7 @@ func TestApplyTakesTheUnstructuredPathWhenItMust(t *testing.T) {
 	// A Typed build of a type without object metadata falls back as well.
 	h := newHarness(t)
 	b := widgetBuild("On", nil)
-	b.Typed.Type = reflect.TypeFor[*noMetaAC]()
+	b.typed.Type = reflect.TypeFor[*noMetaAC]()
 	res, err := h.a.Apply(context.Background(), h.t, h.observe(t), b, &ApplyOptions{})
 	if err != nil || !strings.HasPrefix(intentOf(res), unstructuredPrefix) {
 		t.Fatalf("intent %s, err %v", res.Intent, err)
@@ -289,13 +290,13 @@ func TestApplyUnstructuredModes(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	b := widgetBuild("On", nil)
-	b.Typed = nil
+	b.typed = nil
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), b, &ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	attrs := widgetBuild("", map[string]string{"a": "1"})
-	attrs.Typed = nil
+	attrs.typed = nil
 	inc, err := h.a.Apply(ctx, h.t, res.Object, attrs, &ApplyOptions{})
 	if err != nil || intentOf(inc) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"},"phase":"On"}}` {
 		t.Fatalf("incremental intent %s, err %v", inc.Intent, err)
@@ -330,12 +331,12 @@ func TestApplyRefusesBeforeSending(t *testing.T) {
 	h := newHarness(t)
 	obs := h.observe(t)
 	wrongName := widgetBuild("On", nil)
-	wrongName.Typed.Mutate = func(ac any, _ client.Object) error {
+	wrongName.typed.Mutate = func(ac any, _ client.Object) error {
 		ac.(*acv1alpha1.WidgetApplyConfiguration).WithName("w2")
 		return nil
 	}
 	badCondition := widgetBuild("On", nil)
-	badCondition.Typed.Mutate = func(ac any, _ client.Object) error {
+	badCondition.typed.Mutate = func(ac any, _ client.Object) error {
 		ac.(*acv1alpha1.WidgetApplyConfiguration).WithStatus(acv1alpha1.WidgetStatus().WithConditions(
 			metav1ac.Condition().WithType("bad type!").WithStatus("True").WithReason("Up").WithMessage("m").
 				WithLastTransitionTime(metav1.Unix(1700000000, 0))))
@@ -343,7 +344,7 @@ func TestApplyRefusesBeforeSending(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	failing := widgetBuild("On", nil)
-	failing.Typed.Mutate = func(any, client.Object) error { return boom }
+	failing.typed.Mutate = func(any, client.Object) error { return boom }
 	var nilWidget *v1alpha1.Widget
 	for _, tc := range []struct {
 		name     string
@@ -526,7 +527,7 @@ func TestApplyFieldManagerConflict(t *testing.T) {
 				return nil
 			}
 			b := widgetBuild("On", map[string]string{"a": "1"})
-			b.Typed = nil
+			b.typed = nil
 			res, err := h.a.Apply(context.Background(), h.t, obs, b, &ApplyOptions{Policy: &tc.policy})
 			if got := metricValue(h.a.metrics.conflicts.With(prometheus.Labels{"manager": "m", "group": "demo.statusapply.io", "kind": "Widget", "class": conflictClassFieldManager})); got != 1 {
 				t.Fatalf("%v field-manager conflicts counted, want 1", got)
@@ -547,7 +548,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 	answer := errors.New("answered")
 	h.fail = func(int) error { return answer }
 	b := widgetBuild("On", map[string]string{"a": "1"})
-	b.Typed = nil
+	b.typed = nil
 	res, err := h.a.Apply(context.Background(), h.t, obs, b, &ApplyOptions{})
 	if !errors.Is(err, answer) || res.Attempts != 1 || len(res.Yielded) != 1 || res.Yielded[0].Path.String() != ".status.phase" ||
 		intentOf(res) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"}}}` {
@@ -836,11 +837,11 @@ func TestRecordPending(t *testing.T) {
 	}
 	// record tallies the entries a Flush tried, those it left queued among them.
 	record := func(tried, left []Target) {
-		var p PendingTally
+		var p batching.PendingTally
 		for _, x := range tried {
-			p.Add(&x, slices.Contains(left, x))
+			p.Add(batching.Series{Manager: x.Manager, Group: x.GVK.Group, Kind: x.GVK.Kind}, slices.Contains(left, x))
 		}
-		h.a.RecordPending(&p)
+		h.a.ForBatches().RecordPending(&p)
 	}
 	record([]Target{tg("a", "w1"), tg("a", "w2"), tg("a", "w3"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("a", "w3")})
 	for manager, want := range map[string]float64{"a": 2, "b": 0} {
@@ -870,42 +871,6 @@ func TestRecordPending(t *testing.T) {
 	}
 }
 
-// A tally keeps one series per field manager and kind, whatever the object,
-// namespace or subresource, and counts the entries left queued in each.
-func TestPendingTally(t *testing.T) {
-	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
-	tg := func(manager, group, kind, name string) Target {
-		return Target{GVK: schema.GroupVersionKind{Group: group, Version: gvk.Version, Kind: kind}, Namespace: "ns", Name: name, Manager: manager}
-	}
-	var p PendingTally
-	p.Add(new(tg("a", gvk.Group, "Widget", "w1")), true)
-	p.Add(new(tg("a", gvk.Group, "Widget", "w2")), false)
-	p.Add(new(tg("a", gvk.Group, "Widget", "w3")), true)
-	p.Add(new(tg("b", gvk.Group, "Widget", "w1")), false)
-	p.Add(new(tg("a", "other.example.com", "Widget", "w1")), true)
-	p.Add(new(tg("a", gvk.Group, "Gadget", "g1")), false)
-	p.Add(new(tg("c", gvk.Group, "Widget", "w1")), true)
-	p.Add(new(tg("c", gvk.Group, "Widget", "w2")), true)
-	p.Add(new(tg("a", gvk.Group, "Gadget", "g2")), true)
-	want := []struct {
-		manager, group, kind string
-		left                 int
-	}{
-		{"a", gvk.Group, "Widget", 2}, {"b", gvk.Group, "Widget", 0}, {"a", "other.example.com", "Widget", 1},
-		{"a", gvk.Group, "Gadget", 1}, {"c", gvk.Group, "Widget", 2},
-	}
-	series := p.series()
-	if len(series) != len(want) {
-		t.Fatalf("%d series, want %d: %+v", len(series), len(want), series)
-	}
-	for i, w := range want {
-		s := series[i]
-		if s.key != [3]string{w.manager, w.group, w.kind} || s.left != w.left {
-			t.Errorf("series %d: %s %s/%s with %d left, want %s %s/%s with %d", i,
-				s.key[0], s.key[1], s.key[2], s.left, w.manager, w.group, w.kind, w.left)
-		}
-	}
-}
 
 func TestDefaults(t *testing.T) {
 	h := newHarness(t)
@@ -1007,7 +972,7 @@ func TestApplyLogsToTheContextLogger(t *testing.T) {
 func TestApplyTypedBuildsOwnCopy(t *testing.T) {
 	writeThrough := func(phase string, seen *any, into func(any) []any) Build {
 		b := widgetBuild("", nil)
-		b.Typed.Mutate = func(ac any, _ client.Object) error {
+		b.typed.Mutate = func(ac any, _ client.Object) error {
 			*seen = ac
 			for _, v := range into(ac) {
 				if w, _ := v.(*acv1alpha1.WidgetApplyConfiguration); phase != "" {

@@ -23,27 +23,6 @@ type ApplyOptions struct {
 	// Policy decides what to do about a field-manager conflict. Nil means the
 	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
 	Policy *conflicts.Policy
-	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
-	// server answers with the object it would store and stores nothing. The
-	// Applier remembers nothing from it (answer or observation), and it counts
-	// in no metric but request latency and reads. batcher.Batch.DryRun sets it;
-	// no option value does, as a batch is dry-run whole or not at all.
-	DryRun bool
-	// AsOwner, with DryRun, asks what the intent would make of the object if
-	// the manager owned every field it states: a dry run meeting a
-	// field-manager conflict is sent again, still dry, with ForceOwnership,
-	// whatever the conflict policy (not consulted; nothing yields), and
-	// Result.Taken lists the contested fields and owners instead of an error.
-	// Shadow mode (batcher.WithShadow) uses it. Apply refuses AsOwner without
-	// DryRun: statusapply forces a write only for TakeDeclared's fields.
-	AsOwner bool
-	// DeferDecode leaves decoding the response, the costliest part of a typed
-	// apply, to the caller: a sent apply returns Result.Response with
-	// Result.Object nil, and DecodeResponse makes the object when needed. What
-	// the Applier remembers comes from the response's metadata either way.
-	// batcher.Batch.Flush sets it, decoding only for a later entry, a result
-	// hook or the next Flush.
-	DeferDecode bool
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -65,15 +44,6 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	}
 	if o.Policy != nil {
 		target.Policy = o.Policy
-	}
-	if o.DryRun {
-		target.DryRun = true
-	}
-	if o.AsOwner {
-		target.AsOwner = true
-	}
-	if o.DeferDecode {
-		target.DeferDecode = true
 	}
 }
 

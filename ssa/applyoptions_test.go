@@ -28,12 +28,11 @@ func TestApplyOptions(t *testing.T) {
 		{"merged sets keep what is set", []ApplyOption{
 			&ApplyOptions{Guarded: true, Policy: &yield}, &ApplyOptions{Mode: Declarative}, &ApplyOptions{},
 		}, ApplyOptions{Mode: Declarative, Guarded: true, Policy: &yield}},
-		{"dry run", []ApplyOption{&ApplyOptions{DryRun: true}, &ApplyOptions{}}, ApplyOptions{DryRun: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := (&ApplyOptions{}).ApplyOptions(tc.opts)
-			if got.Mode != tc.want.Mode || got.Guarded != tc.want.Guarded || got.DryRun != tc.want.DryRun {
+			if got.Mode != tc.want.Mode || got.Guarded != tc.want.Guarded {
 				t.Errorf("got %+v, want %+v", *got, tc.want)
 			}
 			switch {

@@ -3,6 +3,7 @@ package ssa
 import (
 	"context"
 	"errors"
+	"github.com/statusapply/statusapply/internal/objects"
 	"strings"
 	"testing"
 
@@ -45,26 +46,23 @@ func TestEncodedApplyKeepsTheResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf[0] = 'x' // the client's buffer is not kept
-	w, err := DecodeResponse(e.response, &v1alpha1.Widget{})
+	w, err := objects.DecodeLike(e.response, &v1alpha1.Widget{})
 	if err != nil || w.GetName() != "w1" || w.GetResourceVersion() != "7" {
-		t.Fatalf("DecodeResponse: %+v, %v", w, err)
+		t.Fatalf("DecodeLike: %+v, %v", w, err)
 	}
 	if _, ok := w.(*v1alpha1.Widget); !ok {
 		t.Fatalf("decoded a %T, want a *v1alpha1.Widget", w)
 	}
 	like := &unstructured.Unstructured{}
 	like.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-	u, err := DecodeResponse(e.response, like)
+	u, err := objects.DecodeLike(e.response, like)
 	if err != nil || u.GetName() != "w1" || u.(*unstructured.Unstructured).GroupVersionKind() != like.GroupVersionKind() {
-		t.Fatalf("DecodeResponse like an unstructured object: %+v, %v", u, err)
+		t.Fatalf("DecodeLike like an unstructured object: %+v, %v", u, err)
 	}
-	if _, err := DecodeResponse(e.response, (*v1alpha1.Widget)(nil)); !errors.Is(err, ErrInvalidInput) {
-		t.Fatalf("like a typed nil: %v", err)
-	}
-	if err := decodeObject([]byte(`{"metadata":`), &v1alpha1.Widget{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
+	if err := objects.Decode([]byte(`{"metadata":`), &v1alpha1.Widget{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
 		t.Fatalf("a broken response into a typed object: %v", err)
 	}
-	if err := decodeObject([]byte(`{"metadata":`), &unstructured.Unstructured{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
+	if err := objects.Decode([]byte(`{"metadata":`), &unstructured.Unstructured{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
 		t.Fatalf("a broken response into an unstructured object: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // Metric names, labels and meanings are documented in docs/observability.md.
@@ -199,112 +200,21 @@ func (m *metrics) conflict(t Target, err error) {
 	m.conflicts.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind, "class": class}).Inc()
 }
 
-// PendingTally gathers what a Flush reports with RecordPending: each field
-// manager and kind whose entries it tried, kept once rather than per entry,
-// and how many of their entries it left queued. The zero value is empty; a
-// PendingTally is not safe for concurrent use.
-type PendingTally struct {
-	// first holds a usual Flush's few series inline, so that a tally on the
-	// stack allocates nothing.
-	first [4]pendingSeries
-	n     int             // series in first
-	more  []pendingSeries // the series after them
+// recordPending sets statusapply_pending_entries of every series p counted
+// to the entries the Flush left queued.
+func (m *metrics) recordPending(p *batching.PendingTally) {
+	p.Each(func(s batching.Series, left int) {
+		m.ofKey([3]string{s.Manager, s.Group, s.Kind}).pending.get().Set(float64(left))
+	})
 }
 
-// pendingSeries is one manager and kind a Flush tried (see seriesKey).
-type pendingSeries struct {
-	key  [3]string
-	left int
-}
-
-// Add counts t, an entry the Flush tried, and whether it left t queued
-// (failed or held back).
-func (p *PendingTally) Add(t *Target, queued bool) {
-	key := seriesKey(t)
-	s := p.find(key)
-	if s == nil {
-		if p.n < len(p.first) {
-			p.first[p.n] = pendingSeries{key: key}
-			s = &p.first[p.n]
-			p.n++
-		} else {
-			p.more = append(p.more, pendingSeries{key: key})
-			s = &p.more[len(p.more)-1]
-		}
-	}
-	if queued {
-		s.left++
-	}
-}
-
-func (p *PendingTally) find(key [3]string) *pendingSeries {
-	for i := range p.n {
-		if p.first[i].key == key {
-			return &p.first[i]
-		}
-	}
-	for i := range p.more {
-		if p.more[i].key == key {
-			return &p.more[i]
-		}
-	}
-	return nil
-}
-
-// series returns the series counted, in the order first counted.
-func (p *PendingTally) series() []pendingSeries {
-	return append(p.first[:p.n:p.n], p.more...)
-}
-
-// RecordPending sets statusapply_pending_entries for every field manager and
-// kind p counted to how many of their entries the Flush left queued. Batches
-// call it after each Flush.
-func (a *Applier) RecordPending(p *PendingTally) {
-	for i := range p.n {
-		a.metrics.ofKey(p.first[i].key).pending.get().Set(float64(p.first[i].left))
-	}
-	for _, s := range p.more {
-		a.metrics.ofKey(s.key).pending.get().Set(float64(s.left))
-	}
-}
-
-// ShadowOutcome is how the comparison of one shadow-mode entry ended: the
-// outcome label of statusapply_shadow_entries_total.
-type ShadowOutcome string
-
-const (
-	// ShadowAgreed means the entry's apply would change nothing on the live
-	// object that counts as divergence (or would not be sent at all).
-	ShadowAgreed ShadowOutcome = "agreed"
-	// ShadowDiverged means it would change at least one condition or field.
-	ShadowDiverged ShadowOutcome = "diverged"
-	// ShadowFailed means the entry could not be compared (its mutators failed,
-	// its input was invalid, or the dry run failed other than on a conflict).
-	ShadowFailed ShadowOutcome = "failed"
-)
-
-// DivergenceLabels are the labels of one diverging item in
-// statusapply_shadow_divergences_total besides manager, group and kind. Values
-// come from the schema or condition types, never field values, so the series
-// stay bounded. For a condition, ConditionType is its type and Field is "" when
-// the whole condition would be added or removed, else one differing field
-// ("status", "reason", ...). For any other field, ConditionType is "" and Field
-// is its path cut after the second field name and before any list key or value
-// (".status.phase", ".metadata.labels"). Change is "added", "removed" or
-// "changed".
-type DivergenceLabels struct {
-	ConditionType, Field, Change string
-}
-
-// RecordShadow counts one compared shadow-mode entry of t in
-// statusapply_shadow_entries_total, and each diverging item (the caller passes
-// each label set once) in statusapply_shadow_divergences_total. Batches in
-// shadow mode call it once per compared entry.
-func (a *Applier) RecordShadow(t Target, outcome ShadowOutcome, diverged []DivergenceLabels) {
-	a.metrics.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
+// recordShadow counts one compared shadow-mode entry of t, and each of its
+// divergences (each label set once).
+func (m *metrics) recordShadow(t Target, outcome batching.ShadowOutcome, diverged []batching.DivergenceLabels) {
+	m.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
 		"outcome": string(outcome)}).Inc()
 	for _, d := range diverged {
-		a.metrics.shadowDivergences.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
+		m.shadowDivergences.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
 			"condition_type": d.ConditionType, "field": d.Field, "change": d.Change}).Inc()
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -329,7 +330,7 @@ func TestFormsShareTheObjectsIdentity(t *testing.T) {
 
 	// n labels the object: its build edits a copy, m's form stays as applied.
 	labels := Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil },
-		Typed: &TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) error {
+		typed: &batching.TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) error {
 			ac.(*acv1alpha1.WidgetApplyConfiguration).WithLabels(map[string]string{"n": "1"})
 			return nil
 		}}}

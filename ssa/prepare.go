@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
@@ -54,10 +55,10 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 // has that form.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
 	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
-	if a.typedPath(b, &opts, policy) {
-		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
-			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, built)
-			if !errors.Is(err, ErrBuildUntyped) {
+	if a.typedPath(b.typed, &opts, policy) {
+		if lay := a.layouts.shared(b.typed.Type); lay != nil {
+			p, err := a.prepareTyped(t, st, obs, b.typed, lay, opts.Mode, built)
+			if !errors.Is(err, batching.ErrBuildUntyped) {
 				return p, err
 			}
 		}
@@ -72,7 +73,7 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // edits a copy of its own, which nothing else holds: whatever the mutators
 // put into it, or keep of it, never reaches another build or the owned
 // state.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode,
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *batching.TypedBuild, lay *acLayout, mode Mode,
 	built *builtIntent) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {
@@ -274,13 +275,13 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	return sendNothing, nil
 }
 
-// typedPath reports whether b's intent is built in its own apply
-// configuration type: b has a typed build, and nothing needs the intent as
+// typedPath reports whether an intent is built in its own apply
+// configuration type: it has a typed build, and nothing needs the intent as
 // unstructured content (a guarded apply rebuilds it on a fresh read, a
 // yielding policy edits it). It is decided here alone, for lookRemembered
 // and for the run.
-func (a *Applier) typedPath(b Build, opts *ApplyOptions, policy conflicts.Policy) bool {
-	return b.Typed != nil && !opts.Guarded && !policy.Yields()
+func (a *Applier) typedPath(typed *batching.TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
+	return typed != nil && !opts.Guarded && !policy.Yields()
 }
 
 // pruneEmptyStructs sets to nil every pointer to an apply configuration

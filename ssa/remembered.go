@@ -6,6 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 )
 
@@ -24,8 +25,8 @@ import (
 // A state is remembered only by a run that checked its target, under the
 // target's own manager and subresource, so of the target only the object it
 // names is checked here, as Validate checks it.
-func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client.Object, b Build, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
-	if opts.DryRun || opts.AsOwner || opts.Mode != Incremental || !a.typedPath(b, opts, a.policy(t.Manager, opts)) ||
+func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client.Object, b Build, x batching.Extras, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
+	if x.DryRun || x.AsOwner || opts.Mode != Incremental || !a.typedPath(b.typed, opts, a.policy(t.Manager, opts)) ||
 		b.Func == nil || objectError(t) != nil || isNil(observed) {
 		return false, nil, nil
 	}
@@ -38,18 +39,18 @@ func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client
 		return false, nil, nil
 	}
 	f := st.lastForm()
-	if f == nil || f.typ != b.Typed.Type || f.lay == nil {
+	if f == nil || f.typ != b.typed.Type || f.lay == nil {
 		return false, nil, nil
 	}
-	ac, same, err := f.edit(b.Typed, observed)
+	ac, same, err := f.edit(b.typed, observed)
 	if err != nil {
-		if errors.Is(err, ErrBuildUntyped) || errors.Is(err, objects.ErrNeedsManagedFields) {
+		if errors.Is(err, batching.ErrBuildUntyped) || errors.Is(err, objects.ErrNeedsManagedFields) {
 			return false, nil, nil // the run builds it, reading the object first when it must
 		}
 		return true, nil, &Error{Target: *t, Err: err}
 	}
 	if !same {
-		return false, &builtIntent{form: f, ac: ac, typed: b.Typed}, nil
+		return false, &builtIntent{form: f, ac: ac, typed: b.typed}, nil
 	}
 	skippedApply(a.logger(ctx), t, a.metrics.of(t), false)
 	return true, nil, nil
@@ -60,13 +61,13 @@ func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client
 type builtIntent struct {
 	form  *acForm
 	ac    any
-	typed *TypedBuild
+	typed *batching.TypedBuild
 }
 
 // edit runs tb's mutators on a copy of f's apply configuration that is the
 // build's own, and reports whether the result still equals f's: the one
 // incremental typed build, for lookRemembered and for a run.
-func (f *acForm) edit(tb *TypedBuild, observed client.Object) (ac any, same bool, err error) {
+func (f *acForm) edit(tb *batching.TypedBuild, observed client.Object) (ac any, same bool, err error) {
 	ac = deepCopyAC(f.ac)
 	if err := tb.Mutate(ac, observed); err != nil {
 		return nil, false, err

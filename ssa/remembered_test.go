@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -114,18 +115,18 @@ func TestLookHandsAChangedIntentToTheRun(t *testing.T) {
 			h, res := appliedOn(t)
 			calls := 0
 			b := widgetBuild("Off", nil)
-			mutate := b.Typed.Mutate
-			b.Typed = &TypedBuild{Type: b.Typed.Type, Mutate: func(ac any, observed client.Object) error {
+			mutate := b.typed.Mutate
+			b.typed = &batching.TypedBuild{Type: b.typed.Type, Mutate: func(ac any, observed client.Object) error {
 				calls++
 				return mutate(ac, observed)
 			}}
-			answered, built, err := h.a.lookRemembered(context.Background(), &h.t, res.Object, b, &ApplyOptions{})
+			answered, built, err := h.a.lookRemembered(context.Background(), &h.t, res.Object, b, batching.Extras{}, &ApplyOptions{})
 			if answered || err != nil || built == nil || calls != 1 {
 				t.Fatalf("look: answered %v, err %v, built %v, %d builds", answered, err, built != nil, calls)
 			}
 			if control {
-				other := *b.Typed
-				b.Typed = &other
+				other := *b.typed
+				b.typed = &other
 			}
 			st := h.a.owned.get(ownedKey{uid: res.Object.GetUID(), manager: h.t.Manager, sub: h.t.Subresource})
 			in, err := h.a.prepare(context.Background(), h.t, st, res.Object, b, ApplyOptions{}, h.a.policy(h.t.Manager, &ApplyOptions{}), &Result{}, built)

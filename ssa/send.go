@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // encodedApply is an apply configuration already encoded, so that one encoding
@@ -42,8 +43,8 @@ func (e *encodedApply) UnmarshalJSON(data []byte) error {
 
 // send makes the one request, holding the object's lane only for it, and
 // returns the response, decoded as like's type unless opts defer that.
-func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, opts ApplyOptions) (*answer, error) {
-	dryRun := opts.DryRun
+func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, x batching.Extras) (*answer, error) {
+	dryRun := x.DryRun
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
 	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
 	var ac runtime.ApplyConfiguration = encoded
@@ -91,7 +92,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		// The client decoded the response into viaUnstructured.
 		return answerFromUnstructured(viaUnstructured, like, t)
 	}
-	return newAnswer(encoded.response, like, t, opts.DeferDecode)
+	return newAnswer(encoded.response, like, t, x.DeferDecode)
 }
 
 // answerFromUnstructured wraps a response the unstructured client decoded.
@@ -113,14 +114,14 @@ func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t 
 // the rest changes nothing), or force declared fields (TakeDeclared), recording
 // each decision as an event. An AsOwner dry run forces every conflict and
 // records nothing, as it decides nothing. res.Sent tells whether it sent.
-func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, opts ApplyOptions) error {
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, x batching.Extras) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
 		return conflictErr
 	}
 	d := policy.Decide(cerr.Conflicts)
-	if opts.AsOwner {
+	if x.AsOwner {
 		d = conflicts.Decision{Action: conflicts.ActionForce, Conflicts: cerr.Conflicts}
 	} else {
 		conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
@@ -153,18 +154,18 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 		}
 		res.Attempts++
 		res.Intent = body
-		if resp, err = a.send(ctx, t, &prepared{body: body}, like, false, opts); err != nil {
+		if resp, err = a.send(ctx, t, &prepared{body: body}, like, false, x); err != nil {
 			return err
 		}
 		res.Yielded = d.Conflicts
 		a.logger(ctx).Info("yielded contested fields to their owners", "target", t.String(), "fields", d.Paths)
 	case conflicts.ActionForce:
 		res.Attempts++
-		if resp, err = a.send(ctx, t, in, like, true, opts); err != nil {
+		if resp, err = a.send(ctx, t, in, like, true, x); err != nil {
 			return err
 		}
 		res.Taken = d.Conflicts
-		if opts.AsOwner {
+		if x.AsOwner {
 			a.logger(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
 		} else {
 			a.logger(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)

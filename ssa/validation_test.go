@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -228,7 +229,7 @@ func TestAsOwnerOnlyForDryRuns(t *testing.T) {
 	build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
 		return unstructured.SetNestedField(intent.Object, "Running", "status", "phase")
 	}}
-	_, err := a.Apply(context.Background(), target, obj, build, &ssa.ApplyOptions{AsOwner: true})
+	_, err := a.ForBatches().Apply(context.Background(), target, obj, build, batching.Extras{AsOwner: true})
 	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "AsOwner") {
 		t.Fatalf("AsOwner without DryRun: %v", err)
 	}
@@ -250,7 +251,7 @@ func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
 			a, c, applies := countingApplier(t)
 			observed, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
 			var setErr error
-			typed := &ssa.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
+			typed := &batching.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
 				w := ac.(*acv1alpha1.WidgetApplyConfiguration)
 				w.WithStatus(acv1alpha1.WidgetStatus().WithConditions(metav1ac.Condition().WithType(bad.Type).
 					WithStatus(bad.Status).WithReason(bad.Reason).WithMessage(bad.Message).
@@ -262,8 +263,8 @@ func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
 				setErr = ssa.SetCondition(&w.Status.Conditions, nil, 1, again)
 				return setErr
 			}}
-			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return errors.New("the typed build applies") }, Typed: typed}
-			_, err := a.Apply(context.Background(), target, observed, build)
+			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return errors.New("the typed build applies") }}
+			_, err := a.ForBatches().Apply(context.Background(), target, observed, build, batching.Extras{Typed: typed})
 			if control {
 				if !errors.Is(setErr, ssa.ErrInvalidInput) || !strings.Contains(setErr.Error(), "status.conditions[Ready].reason") {
 					t.Fatalf("SetCondition of a changed bad condition: %v, want it refused naming the reason", setErr)

@@ -1,4 +1,4 @@
-package ssa
+package objects
 
 import (
 	"encoding/json"
@@ -32,7 +32,7 @@ const podResponse = `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p1","na
 // server returned after real applies.
 func observedWidget(t testing.TB) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("../bench/testdata/observed-widget.json")
+	raw, err := os.ReadFile("../../bench/testdata/observed-widget.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +89,9 @@ func TestResponseDecodesAsEncodingJSON(t *testing.T) {
 			want := tc.like()
 			wantErr := json.Unmarshal([]byte(tc.response), want)
 			got := tc.like()
-			gotErr := decodeObject([]byte(tc.response), got)
+			gotErr := Decode([]byte(tc.response), got)
 			if !sameDecoding(got, gotErr, want, wantErr) {
-				t.Fatalf("decodeObject decoded\n%+v (%v)\nencoding/json\n%+v (%v)", got, gotErr, want, wantErr)
+				t.Fatalf("Decode decoded\n%+v (%v)\nencoding/json\n%+v (%v)", got, gotErr, want, wantErr)
 			}
 
 			strict := tc.like()
@@ -105,13 +105,13 @@ func TestResponseDecodesAsEncodingJSON(t *testing.T) {
 
 // TestResponseFieldNamesAreCaseSensitive pins the one place where decodeObject
 // and encoding/json part: a key spelled in other case than the field's name,
-// which encoding/json takes for the field. decodeObject does what the
+// which encoding/json takes for the field. Decode does what the
 // Kubernetes serializers do (sigs.k8s.io/json): it ignores it. An API server
 // writes every key as its schema spells it.
 func TestResponseFieldNamesAreCaseSensitive(t *testing.T) {
 	response := []byte(`{"metadata":{"name":"w","Namespace":"other"},"Status":{"phase":"x"}}`)
 	got, k8s, std := &v1alpha1.Widget{}, &v1alpha1.Widget{}, &v1alpha1.Widget{}
-	if err := decodeObject(response, got); err != nil {
+	if err := Decode(response, got); err != nil {
 		t.Fatal(err)
 	}
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(response, k8s); err != nil {
@@ -121,17 +121,17 @@ func TestResponseFieldNamesAreCaseSensitive(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(got, k8s) {
-		t.Fatalf("decodeObject decoded\n%+v\nthe Kubernetes serializer\n%+v", got, k8s)
+		t.Fatalf("Decode decoded\n%+v\nthe Kubernetes serializer\n%+v", got, k8s)
 	}
 	if got.Namespace != "" || reflect.DeepEqual(got, std) {
-		t.Fatalf("decodeObject took a key of other case for the field: %+v (encoding/json: %+v)", got, std)
+		t.Fatalf("Decode took a key of other case for the field: %+v (encoding/json: %+v)", got, std)
 	}
 }
 
-// FuzzResponseDecodesAsKubernetes holds decodeObject to the Kubernetes
+// FuzzResponseDecodesAsKubernetes holds Decode to the Kubernetes
 // serializers' decoder (sigs.k8s.io/json, which matches field names
 // case-sensitively too) on Widget responses: the same Widget, or a failure
-// of both. Only JSON is compared: every response decodeObject gets has been
+// of both. Only JSON is compared: every response Decode gets has been
 // read by the client's encoding/json, which refuses anything else, and the
 // faster decoder accepts some of what is not (a control character in a
 // string).
@@ -145,9 +145,9 @@ func FuzzResponseDecodesAsKubernetes(f *testing.F) {
 		}
 		want, got := &v1alpha1.Widget{}, &v1alpha1.Widget{}
 		wantErr := kjson.UnmarshalCaseSensitivePreserveInts(response, want)
-		gotErr := decodeObject(response, got)
+		gotErr := Decode(response, got)
 		if !sameDecoding(got, gotErr, want, wantErr) {
-			t.Fatalf("decodeObject decoded\n%+v (%v)\nthe Kubernetes decoder\n%+v (%v)", got, gotErr, want, wantErr)
+			t.Fatalf("Decode decoded\n%+v (%v)\nthe Kubernetes decoder\n%+v (%v)", got, gotErr, want, wantErr)
 		}
 	})
 }
