@@ -14,9 +14,10 @@ GREMLINS := $(GO) tool -modfile=hack/gremlins/go.mod gremlins
 ENVTEST_DIR := $(shell bash hack/envtest/install.sh --print-dir)
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
-# Packages that need no API server; the envtest suites live under test/ and examples/.
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/ -e /examples/)
-ENVTEST_PKGS = ./test/... ./examples/...
+# Packages that need no API server; the envtest suites live under test/ and
+# examples/, and the CLI's under cmd/internal/clisuite (the CLI is internal to cmd/).
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/ -e /examples/ -e /cmd/internal/clisuite)
+ENVTEST_PKGS = ./test/... ./examples/... ./cmd/internal/clisuite
 TEST_FLAGS ?= -count=1
 FUZZTIME ?= 20s
 # Packages whose unit tests `make mutate` measures, one at a time.

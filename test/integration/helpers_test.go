@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"errors"
 	"time"
 
 	"context"
@@ -57,4 +56,3 @@ func sleepPastSecond() {
 	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
 }
 
-var errFalseClaim = errors.New("the claim does not hold")

@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 )
 
 // syncBuffer is a bytes.Buffer a process writes to while a spec reads it.
@@ -87,7 +87,7 @@ var _ = Describe("demo", func() {
 		Expect(r.stdout).To(ContainSubstring("statusapply demo against https://127.0.0.1:"))
 		Expect(r.stdout).To(ContainSubstring("working in namespace statusapply-demo-"))
 		Expect(r.stdout).NotTo(ContainSubstring("embedded"))
-		for _, file := range []string{"internal/demo/writers.go", "internal/demo/migration.go", "internal/demo/policies.go", "internal/demo/plan.go"} {
+		for _, file := range []string{"cmd/internal/demo/writers.go", "cmd/internal/demo/migration.go", "cmd/internal/demo/policies.go", "cmd/internal/demo/plan.go"} {
 			Expect(r.stdout).To(ContainSubstring("      read: "+file), "every step names the file to read")
 			Expect(filepath.Join(moduleRoot(), file)).To(BeAnExistingFile())
 		}

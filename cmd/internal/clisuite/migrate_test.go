@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"

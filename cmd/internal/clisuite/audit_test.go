@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"

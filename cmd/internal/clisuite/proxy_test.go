@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"net/http"

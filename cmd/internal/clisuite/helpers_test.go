@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -79,7 +79,7 @@ func crdFile(name string) string {
 	GinkgoHelper()
 	_, self, _, ok := runtime.Caller(0)
 	Expect(ok).To(BeTrue())
-	return filepath.Join(filepath.Dir(self), "..", "..", "config", "crd", name)
+	return filepath.Join(filepath.Dir(self), "..", "..", "..", "config", "crd", name)
 }
 
 // machineCRDName is the CRD in testdata shaped like Cluster API's Machine,

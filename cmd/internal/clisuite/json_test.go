@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 // The types below spell out the commands' documents (-o json, -o yaml) as a
 // script would read them; decoding into them checks the field names the

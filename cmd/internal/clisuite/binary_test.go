@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func moduleRoot() string {
 	GinkgoHelper()
 	_, self, _, ok := runtime.Caller(0)
 	Expect(ok).To(BeTrue())
-	return filepath.Join(filepath.Dir(self), "..", "..")
+	return filepath.Join(filepath.Dir(self), "..", "..", "..")
 }
 
 // builtBinaries builds the binaries on first use and returns their

@@ -1,7 +1,9 @@
-// Package cli holds end-to-end specs for the statusapply command tree: each
-// spec runs the commands in-process against a real API server, reached
-// through a kubeconfig file the way a user's shell would.
-package cli
+// Package clisuite holds end-to-end specs for the statusapply command tree:
+// each spec runs the commands in-process against a real API server, reached
+// through a kubeconfig file the way a user's shell would. It is an envtest
+// suite like those under test/, kept under cmd/ because the command tree it
+// runs is internal to the binaries.
+package clisuite
 
 import (
 	"os"

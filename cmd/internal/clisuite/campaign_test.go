@@ -1,4 +1,4 @@
-package cli
+package clisuite
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/statusapply/statusapply/batcher"
 	statusconditions "github.com/statusapply/statusapply/conditions"
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas"
 	"github.com/statusapply/statusapply/ssa"

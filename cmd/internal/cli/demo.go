@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/statusapply/statusapply/internal/demo"
+	"github.com/statusapply/statusapply/cmd/internal/demo"
 )
 
 const demoLong = `demo walks through each claim of statusapply on a real API server and exits

@@ -1,13 +1,14 @@
-package integration
+package clisuite
 
 import (
 	"bytes"
 	"context"
+	"errors"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/statusapply/statusapply/internal/demo"
+	"github.com/statusapply/statusapply/cmd/internal/demo"
 	"github.com/statusapply/statusapply/test/suite"
 )
 
@@ -40,3 +41,6 @@ var _ = Describe("the demo against an existing cluster", func() {
 		Expect(out.String()).NotTo(ContainSubstring("FAIL"))
 	})
 })
+
+// errFalseClaim is the error of a step whose claim does not hold.
+var errFalseClaim = errors.New("the claim does not hold")

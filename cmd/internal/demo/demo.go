@@ -43,17 +43,17 @@ type Walkthrough struct {
 func Steps() []Step {
 	return []Step{
 		{"Three writers, one object, through statusapply",
-			"internal/demo/writers.go (stepStatusapplyWriters); as controllers: examples/widgets/", stepStatusapplyWriters},
+			"cmd/internal/demo/writers.go (stepStatusapplyWriters); as controllers: examples/widgets/", stepStatusapplyWriters},
 		{"The same three writers with whole-array merge patches",
-			"internal/demo/writers.go (stepMergePatchWriters)", stepMergePatchWriters},
+			"cmd/internal/demo/writers.go (stepMergePatchWriters)", stepMergePatchWriters},
 		{"Who owns which condition",
-			"internal/demo/writers.go (stepOwnership); on a cluster: statusapply owners", stepOwnership},
+			"cmd/internal/demo/writers.go (stepOwnership); on a cluster: statusapply owners", stepOwnership},
 		{"A legacy merge-patch writer's conditions migrated to apply managers",
-			"internal/demo/migration.go; on a cluster: statusapply migrate, docs/migration.md", stepMigration},
+			"cmd/internal/demo/migration.go; on a cluster: statusapply migrate, docs/migration.md", stepMigration},
 		{"A field-manager conflict resolved by each policy",
-			"internal/demo/policies.go; docs/conflicts.md", stepPolicies},
+			"cmd/internal/demo/policies.go; docs/conflicts.md", stepPolicies},
 		{"The plan-creation race: blind apply versus guarded apply",
-			"internal/demo/plan.go; in a controller: examples/widgets/planner.go", stepPlanRace},
+			"cmd/internal/demo/plan.go; in a controller: examples/widgets/planner.go", stepPlanRace},
 	}
 }
 
