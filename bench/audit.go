@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -84,7 +84,7 @@ func createAuditObject(ctx context.Context, c client.Client, ns, name string) er
 
 // RunAudit audits the fleet in ns, paged and as a whole list, cfg.Rounds
 // times each, alternating.
-func RunAudit(ctx context.Context, env *testenv.Env, ns string, cfg AuditConfig, logf func(string, ...any)) ([]AuditResult, error) {
+func RunAudit(ctx context.Context, env *apiserver.Env, ns string, cfg AuditConfig, logf func(string, ...any)) ([]AuditResult, error) {
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	var out []AuditResult
 	type approach struct {

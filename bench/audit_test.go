@@ -13,7 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // TestAuditBenchmark measures the fleet audit (statusapply audit) on its
@@ -37,7 +37,7 @@ func TestAuditBenchmark(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(testenv.Options{})
+	env, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

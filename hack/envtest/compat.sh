@@ -40,9 +40,9 @@ if [[ "$newest" != "$gomod" ]]; then
 	echo "compat: hack/envtest/versions ends with $newest but hack/envtest/kube-apiserver/go.mod builds $gomod" >&2
 	exit 2
 fi
-label=$(awk -F'"' '/^const KubernetesVersion/ { print $2 }' test/testenv/testenv.go 2>/dev/null || true)
+label=$(awk -F'"' '/^const KubernetesVersion/ { print $2 }' internal/apiserver/apiserver.go 2>/dev/null || true)
 if [[ -n "$label" && "$label" != "$newest" ]]; then
-	echo "compat: warning: test/testenv.KubernetesVersion is $label, hack/envtest/versions ends with $newest" >&2
+	echo "compat: warning: internal/apiserver.KubernetesVersion is $label, hack/envtest/versions ends with $newest" >&2
 fi
 
 if [[ -n "${COMPAT_VERSIONS:-}" ]]; then

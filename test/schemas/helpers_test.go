@@ -18,10 +18,10 @@ import (
 
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conditions"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // The two field managers and their condition types.
@@ -156,7 +156,7 @@ func installCopy(group string) *apiextensionsv1.CustomResourceDefinition {
 // requests are counted.
 type writer struct {
 	applier  *ssa.Applier
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
 func newWriter(tc managedfields.TypeConverter) writer {

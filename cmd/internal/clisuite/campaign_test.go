@@ -17,13 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/batcher"
-	statusconditions "github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/cmd/internal/cli"
+	statusconditions "github.com/statusapply/statusapply/conditions"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // The migration guide's campaign on a kind without Go types or apply
@@ -142,7 +142,7 @@ func getMachine(ctx context.Context, ns, name string) *unstructured.Unstructured
 type machineWriter struct {
 	manager, condType string
 	applier           *ssa.Applier
-	requests          *testenv.Requests
+	requests          *apiserver.Requests
 }
 
 func newMachineWriter(manager, condType string) *machineWriter {

@@ -14,12 +14,12 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 var (
-	env *testenv.Env
+	env *apiserver.Env
 	// kubeconfig is the path of a kubeconfig file for a cluster admin.
 	kubeconfig string
 	// cacheDir keeps the commands' discovery cache out of the home directory.
@@ -38,7 +38,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
 	suiteDir = dir
-	env = suite.Start(testenv.Options{})
+	env = suite.Start(apiserver.Options{})
 	_, err = envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{machineCRDFile()}, ErrorIfPathMissing: true})
 	Expect(err).NotTo(HaveOccurred())
 

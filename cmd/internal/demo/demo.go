@@ -15,12 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // Env is what the steps need: a way to make clients that count their requests.
 type Env interface {
-	CountingClient() (client.Client, *testenv.Requests, error)
+	CountingClient() (client.Client, *apiserver.Requests, error)
 }
 
 // Step is one claim the demo shows.
@@ -66,7 +66,7 @@ func Steps() []Step {
 func Run(ctx context.Context, out io.Writer) (err error) {
 	start := time.Now()
 	fmt.Fprintln(out, "statusapply demo: starting an embedded kube-apiserver and etcd ...")
-	env, err := testenv.Start(testenv.Options{})
+	env, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		return err
 	}
@@ -94,11 +94,11 @@ func Run(ctx context.Context, out io.Writer) (err error) {
 // example CRDs if they are missing (and removes the ones it installed), and
 // works in a namespace it creates and deletes.
 func RunAgainst(ctx context.Context, out io.Writer, cfg *rest.Config) (err error) {
-	scheme, err := testenv.NewScheme()
+	scheme, err := apiserver.NewScheme()
 	if err != nil {
 		return err
 	}
-	env := &testenv.Env{Config: cfg, Scheme: scheme}
+	env := &apiserver.Env{Config: cfg, Scheme: scheme}
 	if env.Client, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
 		return err
 	}

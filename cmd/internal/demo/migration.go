@@ -18,7 +18,6 @@ import (
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // takeOverAndRemove has the new readiness writer change Ready and then remove
@@ -42,7 +41,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 	b = batcher.New(applier)
 	if err := batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 		current := *meta.FindStatusCondition(o.Status.Conditions, "Ready")
-		return ssa.SetCondition(&widgets.Status(ac).Conditions, o.Status.Conditions, current.ObservedGeneration, current)
+		return ssa.SetCondition(&widgetStatus(ac).Conditions, o.Status.Conditions, current.ObservedGeneration, current)
 	}); err != nil {
 		return nil, false, err
 	}
@@ -53,7 +52,7 @@ func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applie
 		return nil, false, err
 	}
 	b = batcher.New(applier)
-	if err := batcher.Status(b, obj, "readiness", widgets.RemoveCondition("Ready")); err != nil {
+	if err := batcher.Status(b, obj, "readiness", removeCondition("Ready")); err != nil {
 		return nil, false, err
 	}
 	if err := b.Flush(ctx); err != nil {
@@ -81,7 +80,7 @@ func ownersLine(owners map[string][]string) string {
 // legacyWrites has a merge-patch controller write Ready and Reachable, as it did
 // before statusapply.
 func (s *Walkthrough) legacyWrites(ctx context.Context, c client.Client, name string) (client.ObjectKey, error) {
-	obj, err := widgets.Create(ctx, c, s.Namespace, name)
+	obj, err := createWidget(ctx, c, s.Namespace, name)
 	if err != nil {
 		return client.ObjectKey{}, err
 	}
@@ -97,7 +96,7 @@ func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	applier, err := widgets.NewApplier(c)
+	applier, err := newApplier(c)
 	if err != nil {
 		return "", err
 	}

@@ -12,7 +12,6 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/widgets"
 )
 
 func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
@@ -20,14 +19,14 @@ func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	applier, err := widgets.NewApplier(c)
+	applier, err := newApplier(c)
 	if err != nil {
 		return "", err
 	}
 	reconciles := []string{"reconcile-1", "reconcile-2"}
 
 	// Blind: both reconciles observe no plan, both apply one.
-	blind, err := widgets.Create(ctx, c, s.Namespace, "plan-blind")
+	blind, err := createWidget(ctx, c, s.Namespace, "plan-blind")
 	if err != nil {
 		return "", err
 	}
@@ -53,7 +52,7 @@ func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 	}
 
 	// Guarded: the same two reconciles, the apply carrying the observed resourceVersion.
-	guarded, err := widgets.Create(ctx, c, s.Namespace, "plan-guarded")
+	guarded, err := createWidget(ctx, c, s.Namespace, "plan-guarded")
 	if err != nil {
 		return "", err
 	}
@@ -65,7 +64,7 @@ func stepPlanRace(ctx context.Context, s *Walkthrough) (string, error) {
 	requests.Reset()
 	for i, id := range reconciles {
 		b := batcher.New(applier)
-		if err := batcher.Status(b, snapshots[i], "planner", widgets.PlanFor(id, "provision", "configure"), ssa.Guarded); err != nil {
+		if err := batcher.Status(b, snapshots[i], "planner", planFor(id, "provision", "configure"), ssa.Guarded); err != nil {
 			return "", err
 		}
 		if err := b.Flush(ctx); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/widgets"
 )
 
 func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
@@ -23,7 +22,7 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	applier, err := widgets.NewApplier(c)
+	applier, err := newApplier(c)
 	if err != nil {
 		return "", err
 	}
@@ -37,7 +36,7 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 	}
 	var outcomes []string
 	for _, p := range policies {
-		obj, err := widgets.Create(ctx, c, s.Namespace, "contested-"+map[string]string{"Fail": "fail", "Yield": "yield", "TakeDeclared": "take"}[p.name])
+		obj, err := createWidget(ctx, c, s.Namespace, "contested-"+map[string]string{"Fail": "fail", "Yield": "yield", "TakeDeclared": "take"}[p.name])
 		if err != nil {
 			return "", err
 		}

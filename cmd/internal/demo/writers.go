@@ -13,9 +13,8 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
-	"github.com/statusapply/statusapply/test/testenv"
-	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // writer is one status writer: a field manager that owns one condition type.
@@ -23,7 +22,7 @@ type writer struct {
 	manager  string
 	condType string
 	client   client.Client
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
 // rounds is how many times every writer changes its condition.
@@ -113,7 +112,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Walkthrough) (string, error)
 	if err != nil {
 		return "", err
 	}
-	obj, err := widgets.Create(ctx, ws[0].client, s.Namespace, "shared-ssa")
+	obj, err := createWidget(ctx, ws[0].client, s.Namespace, "shared-ssa")
 	if err != nil {
 		return "", err
 	}
@@ -125,7 +124,7 @@ func stepStatusapplyWriters(ctx context.Context, s *Walkthrough) (string, error)
 			return "", err
 		}
 		for i, w := range ws {
-			applier, err := widgets.NewApplier(w.client)
+			applier, err := newApplier(w.client)
 			if err != nil {
 				return "", err
 			}
@@ -161,7 +160,7 @@ func stepMergePatchWriters(ctx context.Context, s *Walkthrough) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	obj, err := widgets.Create(ctx, ws[0].client, s.Namespace, "shared-merge-patch")
+	obj, err := createWidget(ctx, ws[0].client, s.Namespace, "shared-merge-patch")
 	if err != nil {
 		return "", err
 	}
@@ -233,6 +232,6 @@ func conditionAC(condType string, st metav1.ConditionStatus) *metav1ac.Condition
 }
 
 // setConditionMutator contributes one condition to a writer's apply configuration.
-func setConditionMutator(condType string, st metav1.ConditionStatus) widgets.Mutator {
-	return widgets.PutCondition(metav1.Condition{Type: condType, Status: st, Reason: "Demo", Message: "set through statusapply"})
+func setConditionMutator(condType string, st metav1.ConditionStatus) widgetMutator {
+	return putCondition(metav1.Condition{Type: condType, Status: st, Reason: "Demo", Message: "set through statusapply"})
 }

@@ -1,10 +1,12 @@
-// Package testenv starts a real kube-apiserver and etcd (controller-runtime's
-// envtest) with the example API installed. The envtest suites, the examples'
-// tests and the demo all start their API server through it.
+// Package apiserver starts a real kube-apiserver and etcd (through
+// controller-runtime's envtest) with the example API installed, and counts
+// what clients send it. The envtest suites, the examples' tests, the
+// benchmarks and the demo all start their API server through it; it links no
+// test framework, so that the demo binary can use it.
 //
 // The binaries are built from source by `make envtest`; Start finds them through
 // KUBEBUILDER_ASSETS or, when that is unset, in setup-envtest's default directory.
-package testenv
+package apiserver
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package testenv
+package apiserver
 
 import (
 	"fmt"
