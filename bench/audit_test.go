@@ -17,7 +17,7 @@ import (
 )
 
 // TestAuditBenchmark measures the fleet audit (statusapply audit) on its
-// own envtest: wall time and peak heap of ownership.Audit over
+// own envtest: wall time and peak heap of fleet.Audit over
 // BENCH_AUDIT_OBJECTS Widgets (default 1000), read page by page and, as the
 // baseline, as one whole list. It runs only when BENCH_AUDIT=1 (make
 // bench-audit), writes results/audit-latest.json and logs a Markdown table;

@@ -67,6 +67,7 @@ var knownImports = map[string]string{
 	"batcher":            "github.com/statusapply/statusapply/batcher",
 	"conflicts":          "github.com/statusapply/statusapply/conflicts",
 	"ownership":          "github.com/statusapply/statusapply/ownership",
+	"fleet":              "github.com/statusapply/statusapply/fleet",
 	"schemas":            "github.com/statusapply/statusapply/schemas",
 	"ctrlbatch":          "github.com/statusapply/statusapply/ctrlbatch",
 	"conditions":         "github.com/statusapply/statusapply/conditions",

@@ -19,7 +19,7 @@ import (
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 // CRDs is a type converter built offline from CustomResourceDefinitions: no
@@ -120,10 +120,10 @@ func manifestFiles(path string) ([]string, error) {
 }
 
 // decodeCRDs returns the CRDs among the documents of a manifest (see
-// ownership.DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
+// fleet.DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
 // whose schemas are elsewhere.
 func decodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := ownership.DecodeCRDs(name, data)
+	crds, err := fleet.DecodeCRDs(name, data)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conditions"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas"
@@ -135,7 +136,7 @@ func ownsGear(obj *unstructured.Unstructured, manager, name string) bool {
 func sprocketCRD() *apiextensionsv1.CustomResourceDefinition {
 	data, err := os.ReadFile(sprocketManifest)
 	Expect(err).NotTo(HaveOccurred())
-	crds, err := ownership.DecodeCRDs(sprocketManifest, data)
+	crds, err := fleet.DecodeCRDs(sprocketManifest, data)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(crds).To(HaveLen(1))
 	return crds[0]

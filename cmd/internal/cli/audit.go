@@ -22,6 +22,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -58,7 +59,7 @@ lines to stderr: the count of objects before the tables, and the schema, the
 objects never tracked or unreadable, and the verdict (the migrate command,
 unresolved decisions, notes) after them. -o json and -o yaml print all of it
 as a StatusAudit (cli.statusapply.io/v1alpha1): the fields of
-ownership.AuditReport, plus resource and migrateCommand.
+fleet.AuditReport, plus resource and migrateCommand.
 
 Exit codes: 0 done; 1 with --exit-code, when the audit has findings (legacy
 ownership left to migrate, active legacy writers, unreadable managedFields,
@@ -81,8 +82,8 @@ type auditOutput struct {
 	// cluster-scoped resources.
 	Namespace string `json:"namespace,omitempty"`
 	// Selector is the -l label selector, if any.
-	Selector              string `json:"selector,omitempty"`
-	ownership.AuditReport `json:",inline"`
+	Selector          string `json:"selector,omitempty"`
+	fleet.AuditReport `json:",inline"`
 	// MigrateCommand is the verdict as a command line; empty when the
 	// verdict has no flags.
 	MigrateCommand string `json:"migrateCommand,omitempty"`
@@ -137,7 +138,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 				return withExitCode(exitUsage, fmt.Errorf("%q: audit one resource type at a time: %w", args[0], err))
 			}
 			crd, unavailable := kindCRD(cmd.Context(), cluster, mapping)
-			report, err := ownership.Audit(visitObjects(r), ownership.AuditOptions{
+			report, err := fleet.Audit(visitObjects(r), fleet.AuditOptions{
 				Now: now(), Window: window, CRD: crd, SchemaUnavailable: unavailable, Writers: declared,
 			})
 			if err != nil {
@@ -169,7 +170,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 	}
 	sel.addFlags(cmd)
 	out.addFlags(cmd)
-	cmd.Flags().DurationVar(&window, "window", ownership.DefaultAuditWindow,
+	cmd.Flags().DurationVar(&window, "window", fleet.DefaultAuditWindow,
 		"a legacy writer whose last write is this recent counts as still active")
 	cmd.Flags().StringArrayVar(&writers, "writer", nil,
 		"MANAGER=TYPE[,TYPE...]: a new status writer and the condition types (or .status. fields) it writes from now on, "+
@@ -200,7 +201,7 @@ func parseWriters(flags []string) (map[string][]string, error) {
 			}
 		}
 	}
-	if err := ownership.ValidateWriters(out); err != nil {
+	if err := fleet.ValidateWriters(out); err != nil {
 		return nil, fmt.Errorf("--writer: %w", err)
 	}
 	return out, nil
@@ -352,7 +353,7 @@ func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutpu
 		if m.Legacy {
 			notes = append(notes, "legacy writer")
 			if active[m.Manager+"\x00"+m.Subresource] {
-				notes = append(notes, "active within "+ownership.ShortDuration(r.Window.Duration))
+				notes = append(notes, "active within "+fleet.ShortDuration(r.Window.Duration))
 			}
 		}
 		managers.row(nil, m.Manager, m.Operation, m.Subresource, m.APIVersion, fmt.Sprint(m.Objects),
@@ -389,7 +390,7 @@ func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutpu
 	case len(r.Schema.Findings) == 0:
 		fmt.Fprintf(stderr, "schema: %s has no atomic list or map under status\n", r.Schema.CRD)
 	}
-	group := func(what string, g ownership.ObjectGroup) {
+	group := func(what string, g fleet.ObjectGroup) {
 		if g.Objects == 0 {
 			return
 		}
@@ -427,7 +428,7 @@ func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutpu
 }
 
 // counted renders field counts as name(objects).
-func counted(fs []ownership.FieldCount) []string {
+func counted(fs []fleet.FieldCount) []string {
 	out := make([]string, 0, len(fs))
 	for _, f := range fs {
 		out = append(out, fmt.Sprintf("%s(%d)", f.Name, f.Objects))
@@ -438,19 +439,19 @@ func counted(fs []ownership.FieldCount) []string {
 // groupShared folds the fields of one condition shared by the same
 // managers into one "condition X" row, counting the objects of its most
 // shared field; other fields stay as they are.
-func groupShared(fields []ownership.SharedFieldAudit) []ownership.SharedFieldAudit {
-	var out []ownership.SharedFieldAudit
+func groupShared(fields []fleet.SharedFieldAudit) []fleet.SharedFieldAudit {
+	var out []fleet.SharedFieldAudit
 	for _, f := range fields {
 		if f.Condition == "" {
 			out = append(out, f)
 			continue
 		}
 		label := "condition " + f.Condition
-		i := slices.IndexFunc(out, func(g ownership.SharedFieldAudit) bool {
+		i := slices.IndexFunc(out, func(g fleet.SharedFieldAudit) bool {
 			return g.Path == label && slices.Equal(g.Managers, f.Managers)
 		})
 		if i < 0 {
-			out = append(out, ownership.SharedFieldAudit{Path: label, Condition: f.Condition, Managers: f.Managers, Objects: f.Objects})
+			out = append(out, fleet.SharedFieldAudit{Path: label, Condition: f.Condition, Managers: f.Managers, Objects: f.Objects})
 			continue
 		}
 		out[i].Objects = max(out[i].Objects, f.Objects)

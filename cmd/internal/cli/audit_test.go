@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 // More field sets for the audit fixtures.
@@ -80,7 +80,7 @@ func objectSeq(objs []metav1.Object) iter.Seq2[metav1.Object, error] {
 // fixtureAudit audits the fixture fleet as `audit widgets -n shop` would.
 func fixtureAudit(t *testing.T) auditOutput {
 	t.Helper()
-	r, err := ownership.Audit(objectSeq(fixtureFleet()), ownership.AuditOptions{
+	r, err := fleet.Audit(objectSeq(fixtureFleet()), fleet.AuditOptions{
 		Now: auditClock, SchemaUnavailable: "reading CustomResourceDefinition widgets.demo.statusapply.io: forbidden",
 	})
 	if err != nil {
@@ -95,11 +95,11 @@ func fixtureAudit(t *testing.T) auditOutput {
 
 // migratePlan parses flags with the migrate command's own flag set and
 // builds the plan with its own plan builder, as `statusapply migrate` does.
-func migratePlan(t *testing.T, flags []string) (ownership.Plan, error) {
+func migratePlan(t *testing.T, flags []string) (fleet.Plan, error) {
 	t.Helper()
 	cmd := newMigrateCommand(newClusterAccess())
 	if err := cmd.ParseFlags(flags); err != nil {
-		return ownership.Plan{}, err
+		return fleet.Plan{}, err
 	}
 	var pf planFlags
 	var err error
@@ -130,7 +130,7 @@ func TestAuditVerdictFlagsAreMigrateFlags(t *testing.T) {
 	if !reflect.DeepEqual(plan, v.Plan()) {
 		t.Fatalf("migrate parsed %+v, the verdict means %+v", plan, v.Plan())
 	}
-	if err := ownership.CheckPlan(plan, fixtureFleet()); err != nil {
+	if err := fleet.CheckPlan(plan, fixtureFleet()); err != nil {
 		t.Fatalf("migrate's check refuses the verdict on the same objects: %v", err)
 	}
 	wantCmd := "statusapply migrate widgets -n shop " + strings.Join(want, " ")
@@ -298,7 +298,7 @@ func TestWriteAuditDocuments(t *testing.T) {
 			}
 			legacy := back.Managers[1]
 			if legacy.Manager != "legacy" || legacy.LastWrite.UTC().Format(time.RFC3339) != "2026-03-01T11:00:00Z" ||
-				!reflect.DeepEqual(legacy.Conditions, []ownership.FieldCount{{Name: "A", Objects: 2}, {Name: "B", Objects: 2}}) {
+				!reflect.DeepEqual(legacy.Conditions, []fleet.FieldCount{{Name: "A", Objects: 2}, {Name: "B", Objects: 2}}) {
 				t.Errorf("legacy manager %+v", legacy)
 			}
 		})
@@ -308,7 +308,7 @@ func TestWriteAuditDocuments(t *testing.T) {
 func TestWriteAuditNothingToMigrate(t *testing.T) {
 	obj := auditWidget("w1", []time.Duration{time.Hour},
 		entry("alpha", metav1.ManagedFieldsOperationApply, "status", alphaFields))
-	r, err := ownership.Audit(objectSeq([]metav1.Object{obj}), ownership.AuditOptions{Now: auditClock})
+	r, err := fleet.Audit(objectSeq([]metav1.Object{obj}), fleet.AuditOptions{Now: auditClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestParseWriters(t *testing.T) {
 // whom it counted.
 func TestAuditDeclaredWritersVerdict(t *testing.T) {
 	update := metav1.ManagedFieldsOperationUpdate
-	fleet := []metav1.Object{
+	objs := []metav1.Object{
 		auditWidget("w1", []time.Duration{time.Hour}, entry("legacy", update, "status", legacyFields)),
 		auditWidget("w2", []time.Duration{time.Hour}, entry("legacy", update, "status", legacyFields)),
 	}
@@ -369,7 +369,7 @@ func TestAuditDeclaredWritersVerdict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := ownership.Audit(objectSeq(fleet), ownership.AuditOptions{Now: auditClock, SchemaUnavailable: "not read", Writers: declared})
+		r, err := fleet.Audit(objectSeq(objs), fleet.AuditOptions{Now: auditClock, SchemaUnavailable: "not read", Writers: declared})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -396,7 +396,7 @@ func TestAuditDeclaredWritersVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatalf("migrate refuses the verdict's flags: %v", err)
 	}
-	if err := ownership.CheckPlan(plan, fleet); err != nil {
+	if err := fleet.CheckPlan(plan, objs); err != nil {
 		t.Fatalf("migrate's check refuses the verdict on the same objects: %v", err)
 	}
 

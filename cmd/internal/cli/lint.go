@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 // stdinName labels findings of a manifest read from standard input.
@@ -73,7 +73,7 @@ type lintSummary struct {
 	Warnings int `json:"warnings"`
 }
 
-// findingView is an ownership.Finding with JSON names; File is empty for
+// findingView is an fleet.Finding with JSON names; File is empty for
 // CRDs read from the cluster.
 type findingView struct {
 	typeMeta `json:",inline"`
@@ -107,7 +107,7 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 			if slices.Contains(versions, "") {
 				return withExitCode(exitUsage, errors.New("--version: empty version name"))
 			}
-			opts := ownership.LintOptions{Versions: versions}
+			opts := fleet.LintOptions{Versions: versions}
 			result := newLintOutput()
 			for _, file := range files {
 				if err := lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, opts, &result); err != nil {
@@ -143,7 +143,7 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 // lintFile lints the CRDs in one manifest ("-" for stdin) into result. A
 // manifest without any CRD is worth a warning: a CI job pointed at the wrong
 // file would otherwise pass silently.
-func lintFile(stdin io.Reader, stderr io.Writer, file string, opts ownership.LintOptions, result *lintOutput) error {
+func lintFile(stdin io.Reader, stderr io.Writer, file string, opts fleet.LintOptions, result *lintOutput) error {
 	name := file
 	var (
 		data []byte
@@ -158,14 +158,14 @@ func lintFile(stdin io.Reader, stderr io.Writer, file string, opts ownership.Lin
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	crds, err := ownership.DecodeCRDs(name, data)
+	crds, err := fleet.DecodeCRDs(name, data)
 	if err != nil {
 		return err
 	}
 	if len(crds) == 0 {
 		fmt.Fprintf(stderr, "warning: %s holds no CustomResourceDefinition\n", name)
 	}
-	findings := ownership.LintCRDsWith(opts, crds...)
+	findings := fleet.LintCRDsWith(opts, crds...)
 	for i := range findings {
 		findings[i].File = name
 	}
@@ -175,7 +175,7 @@ func lintFile(stdin io.Reader, stderr io.Writer, file string, opts ownership.Lin
 }
 
 // lintCluster lints every CRD the API server has into result.
-func lintCluster(ctx context.Context, cluster *clusterAccess, opts ownership.LintOptions, result *lintOutput) error {
+func lintCluster(ctx context.Context, cluster *clusterAccess, opts fleet.LintOptions, result *lintOutput) error {
 	c, err := cluster.client()
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func lintCluster(ctx context.Context, cluster *clusterAccess, opts ownership.Lin
 	for i := range l.Items {
 		crds = append(crds, &l.Items[i])
 	}
-	result.add(len(crds), ownership.LintCRDsWith(opts, crds...))
+	result.add(len(crds), fleet.LintCRDsWith(opts, crds...))
 	result.addServed(crds)
 	return nil
 }
@@ -199,13 +199,13 @@ func newLintOutput() lintOutput {
 }
 
 // add records findings of n CRDs and keeps the counts.
-func (r *lintOutput) add(n int, findings []ownership.Finding) {
+func (r *lintOutput) add(n int, findings []fleet.Finding) {
 	r.Summary.CRDs += n
 	for _, f := range findings {
 		switch f.Severity {
-		case ownership.SeverityError:
+		case fleet.SeverityError:
 			r.Summary.Errors++
-		case ownership.SeverityWarning:
+		case fleet.SeverityWarning:
 			r.Summary.Warnings++
 		}
 		r.Items = append(r.Items, findingView{
@@ -218,7 +218,7 @@ func (r *lintOutput) add(n int, findings []ownership.Finding) {
 
 // addServed records the served versions of crds.
 func (r *lintOutput) addServed(crds []*apiextensionsv1.CustomResourceDefinition) {
-	for _, v := range ownership.ServedVersions(crds...) {
+	for _, v := range fleet.ServedVersions(crds...) {
 		if !slices.Contains(r.served, v) {
 			r.served = append(r.served, v)
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 // exampleCRD is the path of an example CRD manifest from this package.
@@ -17,9 +17,9 @@ func exampleCRD(name string) string {
 
 func TestLintOutputAdd(t *testing.T) {
 	r := newLintOutput()
-	r.add(2, []ownership.Finding{
-		{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: ownership.SeverityError, Message: "m1"},
-		{CRD: "b.example.com", Version: "v1", Path: "status.items", Severity: ownership.SeverityWarning, Message: "m2"},
+	r.add(2, []fleet.Finding{
+		{File: "f.yaml", CRD: "a.example.com", Version: "v1", Path: "status.conditions", Severity: fleet.SeverityError, Message: "m1"},
+		{CRD: "b.example.com", Version: "v1", Path: "status.items", Severity: fleet.SeverityWarning, Message: "m2"},
 	})
 	r.add(1, nil)
 	if r.Summary != (lintSummary{CRDs: 3, Errors: 1, Warnings: 1}) || len(r.Items) != 2 {
@@ -135,7 +135,7 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 	}
 	var stderr bytes.Buffer
 	r := newLintOutput()
-	if err := lintFile(bytes.NewReader(data), &stderr, "-", ownership.LintOptions{}, &r); err != nil {
+	if err := lintFile(bytes.NewReader(data), &stderr, "-", fleet.LintOptions{}, &r); err != nil {
 		t.Fatal(err)
 	}
 	if r.Summary.CRDs != 1 || r.Summary.Errors != 1 || r.Items[0].File != stdinName {
@@ -146,13 +146,13 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 	if err := os.WriteFile(empty, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := lintFile(nil, &stderr, empty, ownership.LintOptions{}, &r); err != nil {
+	if err := lintFile(nil, &stderr, empty, fleet.LintOptions{}, &r); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stderr.String(), "holds no CustomResourceDefinition") {
 		t.Fatalf("no warning for a manifest without CRDs: %q", stderr.String())
 	}
-	if err := lintFile(nil, &stderr, filepath.Join(t.TempDir(), "missing.yaml"), ownership.LintOptions{}, &r); err == nil ||
+	if err := lintFile(nil, &stderr, filepath.Join(t.TempDir(), "missing.yaml"), fleet.LintOptions{}, &r); err == nil ||
 		!strings.Contains(err.Error(), "missing.yaml") {
 		t.Fatalf("missing file: error %v", err)
 	}
@@ -175,7 +175,7 @@ func TestLintVersions(t *testing.T) {
 		name: "every served version: the deprecated one's atomic conditions are a warning",
 		args: []string{machineCRD()},
 		want: []string{"1 CRD checked: 0 errors, 1 warning",
-			"v1beta1 is served but is not the storage version (v1beta2)", ownership.NotOwnedAdvice},
+			"v1beta1 is served but is not the storage version (v1beta2)", fleet.NotOwnedAdvice},
 	}, {
 		name: "--version of the storage version alone is clean",
 		args: []string{machineCRD(), "--version", "v1beta2"},

@@ -17,7 +17,7 @@ import (
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 const migrateLong = `Move status ownership from legacy writers (Update on the status subresource,
@@ -130,11 +130,11 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if len(s.targets()) == 0 {
 				fmt.Fprintln(stderr, s.describeEmpty())
 			}
-			var checks []ownership.CheckOption
+			var checks []fleet.CheckOption
 			if mf.allowMissingSource {
-				checks = append(checks, ownership.AllowMissingSources())
+				checks = append(checks, fleet.AllowMissingSources())
 			}
-			if err := ownership.CheckPlan(plan, s.Objects, checks...); err != nil {
+			if err := fleet.CheckPlan(plan, s.Objects, checks...); err != nil {
 				return withExitCode(exitUsage, err)
 			}
 			if msg := newDestinationsMessage(plan, s.Objects, mf.newDestinations); msg != "" {
@@ -163,7 +163,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	f.BoolVar(&mf.apply, "apply", false, "write the new ownership (the default is a dry run)")
 	f.BoolVar(&mf.exitCode, "exit-code", false,
 		"with a dry run, exit 1 when some object would change (as git diff --exit-code); refuse destinations that apply nowhere")
-	f.IntVar(&mf.attempts, "attempts", ownership.DefaultAttempts, "read-rewrite-write rounds per object when it keeps changing")
+	f.IntVar(&mf.attempts, "attempts", fleet.DefaultAttempts, "read-rewrite-write rounds per object when it keeps changing")
 	f.IntVar(&mf.concurrency, "concurrency", 1, "objects migrated at the same time")
 	f.BoolVar(&mf.progress, "progress", false,
 		"report progress per object on stderr (default: when stderr is a terminal and objects are listed)")
@@ -180,7 +180,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 // first object that fails because the API server cannot be reached stops
 // the run (unless --continue-on-error): the objects after it are not
 // attempted, rather than each failing the same way.
-func runMigration(cmd *cobra.Command, c client.Client, plan ownership.Plan, s *selection, mf migrateFlags,
+func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selection, mf migrateFlags,
 	out *outputFlags, progress *progressPrinter) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
@@ -188,10 +188,10 @@ func runMigration(cmd *cobra.Command, c client.Client, plan ownership.Plan, s *s
 	defer stop(nil)
 	var lost *migrateObjectView // the object whose failure stopped the run
 	result := newMigrateOutput(plan, !mf.apply)
-	m, err := ownership.NewMigrator(c, plan,
-		ownership.WithDryRun(!mf.apply),
-		ownership.WithAttempts(mf.attempts),
-		ownership.WithProgress(func(p ownership.Progress) {
+	m, err := fleet.NewMigrator(c, plan,
+		fleet.WithDryRun(!mf.apply),
+		fleet.WithAttempts(mf.attempts),
+		fleet.WithProgress(func(p fleet.Progress) {
 			if p.Err != nil && lost != nil && errors.Is(context.Cause(ctx), errStopped) && errors.Is(p.Err, context.Canceled) {
 				result.skip()
 				return
@@ -208,7 +208,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan ownership.Plan, s *s
 	if err != nil {
 		return err
 	}
-	report := ownership.MigrateAllConcurrently(ctx, m, objs, mf.concurrency)
+	report := fleet.MigrateAllConcurrently(ctx, m, objs, mf.concurrency)
 	progress.clear()
 	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
 		return err
@@ -248,7 +248,7 @@ func connectionLost(err error) bool {
 
 // checkNewDestinationFlags refuses a --new-destination that is no
 // destination of the plan: it would declare nothing.
-func checkNewDestinationFlags(plan ownership.Plan, names []string) error {
+func checkNewDestinationFlags(plan fleet.Plan, names []string) error {
 	for _, name := range names {
 		if len(destinationFlags(plan, name)) == 0 {
 			return fmt.Errorf("--new-destination %s: no --from or --condition hands fields to %s", name, name)
@@ -259,7 +259,7 @@ func checkNewDestinationFlags(plan ownership.Plan, names []string) error {
 
 // destinationFlags lists, sorted, the flags of plan that hand fields to
 // manager.
-func destinationFlags(plan ownership.Plan, manager string) []string {
+func destinationFlags(plan fleet.Plan, manager string) []string {
 	var out []string
 	for from, to := range plan.Managers {
 		if to == manager {
@@ -278,9 +278,9 @@ func destinationFlags(plan ownership.Plan, manager string) []string {
 // newDestinationsMessage says which destinations of plan apply on none of
 // objs and were not named with --new-destination: a new field manager or a
 // misspelling, which would own fields nobody writes. "" when there are none.
-func newDestinationsMessage(plan ownership.Plan, objs []*unstructured.Unstructured, declared []string) string {
+func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, declared []string) string {
 	var parts []string
-	for _, to := range ownership.NewDestinations(plan, objs) {
+	for _, to := range fleet.NewDestinations(plan, objs) {
 		if slices.Contains(declared, to) {
 			continue
 		}

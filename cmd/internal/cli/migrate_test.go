@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -54,13 +55,13 @@ func TestMigrateAllConcurrently(t *testing.T) {
 	for _, workers := range []int{1, 8} {
 		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
 			maxInFlight.Store(0)
-			var seen []ownership.Progress
-			m, err := ownership.NewMigrator(c, ownership.Plan{ReleaseShared: true}, ownership.WithAttempts(1),
-				ownership.WithProgress(func(p ownership.Progress) { seen = append(seen, p) }))
+			var seen []fleet.Progress
+			m, err := fleet.NewMigrator(c, fleet.Plan{ReleaseShared: true}, fleet.WithAttempts(1),
+				fleet.WithProgress(func(p fleet.Progress) { seen = append(seen, p) }))
 			if err != nil {
 				t.Fatal(err)
 			}
-			report := ownership.MigrateAllConcurrently(context.Background(), m, objs, workers)
+			report := fleet.MigrateAllConcurrently(context.Background(), m, objs, workers)
 			if len(report.Errors) != len(objs) || len(report.Results) != 0 || len(seen) != len(objs) {
 				t.Fatalf("%d errors, %d results, %d progress reports for %d objects", len(report.Errors), len(report.Results), len(seen), len(objs))
 			}
@@ -82,11 +83,11 @@ func TestMigrateAllConcurrently(t *testing.T) {
 	t.Run("cancelled", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		m, err := ownership.NewMigrator(c, ownership.Plan{ReleaseShared: true})
+		m, err := fleet.NewMigrator(c, fleet.Plan{ReleaseShared: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		report := ownership.MigrateAllConcurrently(ctx, m, objs, 4)
+		report := fleet.MigrateAllConcurrently(ctx, m, objs, 4)
 		if len(report.Errors) != len(objs) || !errors.Is(report.Errors[len(objs)-1], context.Canceled) {
 			t.Fatalf("a cancelled run must account for every object with ctx's error: %v", report.Err())
 		}
@@ -112,7 +113,7 @@ func TestConnectionLost(t *testing.T) {
 		{"not found", apierrors.NewNotFound(gr, "w1"), false},
 		{"a conflict", apierrors.NewConflict(gr, "w1", errors.New("modified")), false},
 		{"forbidden", apierrors.NewForbidden(gr, "w1", errors.New("no")), false},
-		{"orphaned fields", ownership.ErrOrphanedFields, false},
+		{"orphaned fields", fleet.ErrOrphanedFields, false},
 	} {
 		if got := connectionLost(tt.err); got != tt.want {
 			t.Errorf("%s: connectionLost(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
@@ -123,7 +124,7 @@ func TestConnectionLost(t *testing.T) {
 func TestNewDestinationsMessage(t *testing.T) {
 	objs := []*unstructured.Unstructured{widget("ns", "w1"), widget("ns", "w2")}
 	objs[1].SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: "summary", Operation: metav1.ManagedFieldsOperationApply}})
-	plan := ownership.Plan{Managers: map[string]string{"legacy": "sumry"}, Conditions: map[string]string{"A": "summary"}}
+	plan := fleet.Plan{Managers: map[string]string{"legacy": "sumry"}, Conditions: map[string]string{"A": "summary"}}
 	msg := newDestinationsMessage(plan, objs, nil)
 	for _, want := range []string{"--from legacy=sumry: sumry applies on none of the 2 objects",
 		"apply managers there: summary", "--new-destination"} {

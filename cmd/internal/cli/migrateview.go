@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -69,7 +70,7 @@ type migrateSummary struct {
 }
 
 // newMigrateOutput starts the output of a run of plan.
-func newMigrateOutput(plan ownership.Plan, dryRun bool) *migrateOutput {
+func newMigrateOutput(plan fleet.Plan, dryRun bool) *migrateOutput {
 	return &migrateOutput{
 		typeMeta: documentType("MigrationList"),
 		DryRun:   dryRun,
@@ -79,7 +80,7 @@ func newMigrateOutput(plan ownership.Plan, dryRun bool) *migrateOutput {
 }
 
 // record adds the progress report of obj and returns its outcome.
-func (o *migrateOutput) record(p ownership.Progress, obj runtime.Object) migrateObjectView {
+func (o *migrateOutput) record(p fleet.Progress, obj runtime.Object) migrateObjectView {
 	v := migrateObjectView{typeMeta: documentType("Migration"), Object: refView(obj), obj: obj}
 	o.Summary.Total++
 	switch {
@@ -136,7 +137,7 @@ func (o *migrateOutput) changed() []runtime.Object {
 
 // progressLine is the progress report of one object; a failure's error is
 // printed with the output, once.
-func progressLine(p ownership.Progress, v migrateObjectView) string {
+func progressLine(p fleet.Progress, v migrateObjectView) string {
 	return fmt.Sprintf("[%d/%d] %s: %s", p.Done, p.Total, v.Object.ref(), v.Outcome)
 }
 

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -32,7 +33,7 @@ func TestMigrateOutputRecord(t *testing.T) {
 	tests := []struct {
 		name    string
 		dryRun  bool
-		p       ownership.Progress
+		p       fleet.Progress
 		obj     string
 		outcome string
 		summary migrateSummary
@@ -40,32 +41,32 @@ func TestMigrateOutputRecord(t *testing.T) {
 	}{
 		{
 			name: "would migrate", dryRun: true, obj: "w1",
-			p:       ownership.Progress{Done: 1, Total: 3, Object: ref, Result: &ownership.Result{Object: ref, Before: before, After: after, Changed: true, DryRun: true, Attempts: 1}},
+			p:       fleet.Progress{Done: 1, Total: 3, Object: ref, Result: &fleet.Result{Object: ref, Before: before, After: after, Changed: true, DryRun: true, Attempts: 1}},
 			outcome: outcomeWouldMigrate, summary: migrateSummary{Total: 1, Changed: 1},
 			line: "[1/3] Widget ns/w1: would migrate",
 		},
 		{
 			name: "migrated", obj: "w1",
-			p:       ownership.Progress{Done: 2, Total: 3, Object: ref, Result: &ownership.Result{Object: ref, Before: before, After: after, Changed: true, Attempts: 2}},
+			p:       fleet.Progress{Done: 2, Total: 3, Object: ref, Result: &fleet.Result{Object: ref, Before: before, After: after, Changed: true, Attempts: 2}},
 			outcome: outcomeMigrated, summary: migrateSummary{Total: 1, Changed: 1},
 			line: "[2/3] Widget ns/w1: migrated",
 		},
 		{
 			name: "unchanged", obj: "w1",
-			p:       ownership.Progress{Done: 1, Total: 1, Object: ref, Result: &ownership.Result{Object: ref, Before: after, After: after, Attempts: 1}},
+			p:       fleet.Progress{Done: 1, Total: 1, Object: ref, Result: &fleet.Result{Object: ref, Before: after, After: after, Attempts: 1}},
 			outcome: outcomeUnchanged, summary: migrateSummary{Total: 1, Unchanged: 1},
 			line: "[1/1] Widget ns/w1: unchanged",
 		},
 		{
 			name: "failed", obj: "gone",
-			p:       ownership.Progress{Done: 3, Total: 3, Object: failed.Object, Err: failed},
+			p:       fleet.Progress{Done: 3, Total: 3, Object: failed.Object, Err: failed},
 			outcome: outcomeFailed, summary: migrateSummary{Total: 1, Failed: 1},
 			line: "[3/3] Widget ns/gone: failed", // the error is printed once, with the output
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := newMigrateOutput(ownership.Plan{ReleaseShared: true}, tt.dryRun)
+			o := newMigrateOutput(fleet.Plan{ReleaseShared: true}, tt.dryRun)
 			v := o.record(tt.p, widget("ns", tt.obj))
 			if v.Outcome != tt.outcome || o.Summary != tt.summary || len(o.Items) != 1 {
 				t.Fatalf("outcome %q summary %+v objects %d, want %q %+v 1", v.Outcome, o.Summary, len(o.Items), tt.outcome, tt.summary)
@@ -107,12 +108,12 @@ func recordedMigration(t *testing.T) *migrateOutput {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := newMigrateOutput(ownership.Plan{ReleaseShared: true}, true)
-	o.record(ownership.Progress{Done: 1, Total: 2, Object: ref, Result: &ownership.Result{
+	o := newMigrateOutput(fleet.Plan{ReleaseShared: true}, true)
+	o.record(fleet.Progress{Done: 1, Total: 2, Object: ref, Result: &fleet.Result{
 		Object: ref, Before: before, After: after, Changed: true, DryRun: true, Seeded: true, Attempts: 1,
 	}}, widget("ns", "w1"))
 	gone := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "gone"}
-	o.record(ownership.Progress{Done: 2, Total: 2, Object: gone,
+	o.record(fleet.Progress{Done: 2, Total: 2, Object: gone,
 		Err: &ownership.ObjectError{Object: gone, Op: "migrating", Err: errors.New("not found")}}, widget("ns", "gone"))
 	return o
 }

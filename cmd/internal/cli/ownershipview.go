@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -38,9 +39,9 @@ func (v objectRefView) ref() ownership.ObjectRef {
 
 // legacy reports whether e is a legacy writer to show as such: an Update on
 // the status subresource or before-first-apply (ownership.Entry.Legacy), not
-// written by a Kubernetes component (ownership.IsKubernetesComponent).
+// written by a Kubernetes component (fleet.IsKubernetesComponent).
 func legacy(e ownership.Entry) bool {
-	return e.Legacy() && !ownership.IsKubernetesComponent(e.Manager)
+	return e.Legacy() && !fleet.IsKubernetesComponent(e.Manager)
 }
 
 // ownershipView is an object's status ownership in the shape both the table

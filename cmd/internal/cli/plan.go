@@ -5,33 +5,33 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
-// planFlags are the migrate flags that make up an ownership.Plan.
+// planFlags are the migrate flags that make up an fleet.Plan.
 type planFlags struct {
 	from          []string
 	conditions    []string
 	releaseShared bool
 }
 
-// plan builds and validates the ownership.Plan the flags describe.
-func (f planFlags) plan() (ownership.Plan, error) {
+// plan builds and validates the fleet.Plan the flags describe.
+func (f planFlags) plan() (fleet.Plan, error) {
 	managers, err := parseAssignments("--from", f.from)
 	if err != nil {
-		return ownership.Plan{}, err
+		return fleet.Plan{}, err
 	}
 	conditions, err := parseAssignments("--condition", f.conditions)
 	if err != nil {
-		return ownership.Plan{}, err
+		return fleet.Plan{}, err
 	}
 	if len(managers) == 0 && len(conditions) == 0 && !f.releaseShared {
-		return ownership.Plan{}, errors.New(
+		return fleet.Plan{}, errors.New(
 			"nothing to migrate: give --from LEGACY=MANAGER, --condition TYPE=MANAGER or --release-shared")
 	}
-	p := ownership.Plan{Managers: managers, Conditions: conditions, ReleaseShared: f.releaseShared}
+	p := fleet.Plan{Managers: managers, Conditions: conditions, ReleaseShared: f.releaseShared}
 	if err := p.Validate(); err != nil {
-		return ownership.Plan{}, err
+		return fleet.Plan{}, err
 	}
 	return p, nil
 }

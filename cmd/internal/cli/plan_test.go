@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -49,18 +50,18 @@ func TestPlanFlags(t *testing.T) {
 	tests := []struct {
 		name        string
 		flags       planFlags
-		want        ownership.Plan
+		want        fleet.Plan
 		wantErr     string
 		invalidPlan bool
 	}{
 		{
 			name:  "managers and conditions",
 			flags: planFlags{from: []string{"legacy=summary"}, conditions: []string{"A=readiness"}},
-			want: ownership.Plan{
+			want: fleet.Plan{
 				Managers: map[string]string{"legacy": "summary"}, Conditions: map[string]string{"A": "readiness"},
 			},
 		},
-		{name: "release only", flags: planFlags{releaseShared: true}, want: ownership.Plan{ReleaseShared: true}},
+		{name: "release only", flags: planFlags{releaseShared: true}, want: fleet.Plan{ReleaseShared: true}},
 		{name: "nothing", flags: planFlags{}, wantErr: "nothing to migrate"},
 		{name: "bad condition", flags: planFlags{conditions: []string{"A"}}, wantErr: "--condition"},
 		{
@@ -77,7 +78,7 @@ func TestPlanFlags(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error = %v, want one containing %q", err, tt.wantErr)
 				}
-				if tt.invalidPlan && !errors.Is(err, ownership.ErrInvalidPlan) {
+				if tt.invalidPlan && !errors.Is(err, fleet.ErrInvalidPlan) {
 					t.Fatalf("error = %v, want ErrInvalidPlan", err)
 				}
 				return

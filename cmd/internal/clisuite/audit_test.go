@@ -9,19 +9,20 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/cmd/internal/cli"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // auditJSON is the output of `audit -o json`: a StatusAudit, whose fields
-// are ownership.AuditReport's plus the command's own.
+// are fleet.AuditReport's plus the command's own.
 type auditJSON struct {
-	typeMetaJSON          `json:",inline"`
-	Resource              string `json:"resource"`
-	Namespace             string `json:"namespace"`
-	ownership.AuditReport `json:",inline"`
-	MigrateCommand        string `json:"migrateCommand"`
+	typeMetaJSON      `json:",inline"`
+	Resource          string `json:"resource"`
+	Namespace         string `json:"namespace"`
+	fleet.AuditReport `json:",inline"`
+	MigrateCommand    string `json:"migrateCommand"`
 }
 
 var _ = Describe("audit", func() {
@@ -85,7 +86,7 @@ var _ = Describe("audit", func() {
 		type summary struct {
 			Operation, Subresource string
 			Objects                int
-			Conditions, Fields     []ownership.FieldCount
+			Conditions, Fields     []fleet.FieldCount
 		}
 		statusWriters := map[string]summary{}
 		for _, m := range out.Managers {
@@ -102,10 +103,10 @@ var _ = Describe("audit", func() {
 				Expect(m.LastWrite).NotTo(BeNil(), m.Manager)
 			}
 		}
-		fc := func(pairs ...any) []ownership.FieldCount {
-			out := []ownership.FieldCount{}
+		fc := func(pairs ...any) []fleet.FieldCount {
+			out := []fleet.FieldCount{}
 			for i := 0; i < len(pairs); i += 2 {
-				out = append(out, ownership.FieldCount{Name: pairs[i].(string), Objects: pairs[i+1].(int)})
+				out = append(out, fleet.FieldCount{Name: pairs[i].(string), Objects: pairs[i+1].(int)})
 			}
 			return out
 		}

@@ -16,7 +16,7 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -121,8 +121,8 @@ func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	migrator, err := ownership.NewMigrator(c, ownership.Plan{Conditions: map[string]string{"Ready": "readiness", "Reachable": "networking"}},
-		ownership.WithDryRun(false))
+	migrator, err := fleet.NewMigrator(c, fleet.Plan{Conditions: map[string]string{"Ready": "readiness", "Reachable": "networking"}},
+		fleet.WithDryRun(false))
 	if err != nil {
 		return "", err
 	}

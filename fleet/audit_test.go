@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // More field sets as the API server writes them.
@@ -107,7 +109,7 @@ func TestAuditSummary(t *testing.T) {
 		// Not yet: the legacy writer alone.
 		named("w2", entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)),
 		// Applied once after a life of merge patches.
-		named("w3", entry(BeforeFirstApplyManager, update, "", firstApplyA), entry("wa", apply, "status", applyA)),
+		named("w3", entry(ownership.BeforeFirstApplyManager, update, "", firstApplyA), entry("wa", apply, "status", applyA)),
 		untracked("w4", "A"),
 	)
 	want := &AuditReport{
@@ -116,7 +118,7 @@ func TestAuditSummary(t *testing.T) {
 		ActiveSince:         metav1.NewTime(auditNow.Add(-DefaultAuditWindow)),
 		ActiveLegacyWriters: []ActiveWriter{},
 		Managers: []ManagerAudit{
-			{Manager: BeforeFirstApplyManager, Operation: "Update", APIVersion: "demo.statusapply.io/v1alpha1", Legacy: true,
+			{Manager: ownership.BeforeFirstApplyManager, Operation: "Update", APIVersion: "demo.statusapply.io/v1alpha1", Legacy: true,
 				Objects: 1, LastWrite: &stamp, Conditions: []FieldCount{{"A", 1}},
 				OtherStatusFields: []FieldCount{{".status.phase", 1}}},
 			{Manager: "creator", Operation: "Update", APIVersion: "demo.statusapply.io/v1alpha1", Objects: 2, LastWrite: &stamp,
@@ -138,7 +140,7 @@ func TestAuditSummary(t *testing.T) {
 		Verdict: AuditVerdict{
 			MigrationNeeded: true,
 			Conditions:      map[string]string{"A": "wa", "B": "wb"},
-			Managers:        map[string]string{"legacy": "summary", BeforeFirstApplyManager: "summary"},
+			Managers:        map[string]string{"legacy": "summary", ownership.BeforeFirstApplyManager: "summary"},
 			ReleaseShared:   true,
 			Flags: []string{"--condition", "A=wa", "--condition", "B=wb",
 				"--from", "before-first-apply=summary", "--from", "legacy=summary", "--release-shared"},
@@ -152,7 +154,7 @@ func TestAuditSummary(t *testing.T) {
 	var shared []SharedFieldAudit
 	for _, f := range []string{"lastTransitionTime", "message", "reason", "status", "type"} {
 		shared = append(shared,
-			SharedFieldAudit{Path: `.status.conditions[type="A"].` + f, Condition: "A", Managers: []string{BeforeFirstApplyManager, "wa"}, Objects: 1},
+			SharedFieldAudit{Path: `.status.conditions[type="A"].` + f, Condition: "A", Managers: []string{ownership.BeforeFirstApplyManager, "wa"}, Objects: 1},
 			SharedFieldAudit{Path: `.status.conditions[type="A"].` + f, Condition: "A", Managers: []string{"legacy", "wa"}, Objects: 1})
 	}
 	for _, f := range []string{"lastTransitionTime", "message", "reason", "status", "type"} {
@@ -195,7 +197,7 @@ func TestAuditVerdict(t *testing.T) {
 		flags: []string{},
 	}, {
 		name: "before-first-apply left with metadata and spec only has nothing to hand over",
-		objs: []metav1.Object{named("w1", entry(BeforeFirstApplyManager, update, "", createSpec),
+		objs: []metav1.Object{named("w1", entry(ownership.BeforeFirstApplyManager, update, "", createSpec),
 			entry("wa", apply, "status", applyA))},
 		flags: []string{},
 	}, {
@@ -268,7 +270,7 @@ func TestAuditActiveLegacyWriters(t *testing.T) {
 	recent := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-time.Hour))
 	old := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-48*time.Hour))
 	edge := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-DefaultAuditWindow))
-	first := stamped(entry(BeforeFirstApplyManager, update, "", firstApplyA), auditNow.Add(-time.Minute))
+	first := stamped(entry(ownership.BeforeFirstApplyManager, update, "", firstApplyA), auditNow.Add(-time.Minute))
 	tests := []struct {
 		name   string
 		window time.Duration
@@ -496,7 +498,7 @@ func TestAuditDeclaredWriters(t *testing.T) {
 func TestAuditRefusesBadWriters(t *testing.T) {
 	for _, writers := range []map[string][]string{
 		{"": {"A"}},
-		{BeforeFirstApplyManager: {"A"}},
+		{ownership.BeforeFirstApplyManager: {"A"}},
 		{"wa": {}},
 		{"wa": {""}},
 		{"wa": {".spec.replicas"}},

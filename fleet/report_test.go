@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // fleet is a run of four Widgets: two to migrate, one missing from the
@@ -78,7 +79,7 @@ func TestMigrateAll(t *testing.T) {
 			if !reflect.DeepEqual(names, []string{"w1", "w3", "w4"}) {
 				t.Errorf("results for %v, want input order", names)
 			}
-			var oe *ObjectError
+			var oe *ownership.ObjectError
 			if err := r.Err(); !apierrors.IsNotFound(err) || !errors.As(err, &oe) || oe.Object.Name != "w2" {
 				t.Errorf("Err() = %v, want w2's NotFound", err)
 			}
@@ -105,7 +106,7 @@ func TestMigrateAllAfterCancel(t *testing.T) {
 		t.Fatalf("report = %v after %d reads; want every object failed, none read", r, rec.gets)
 	}
 	for i, err := range r.Errors {
-		var oe *ObjectError
+		var oe *ownership.ObjectError
 		if !errors.Is(err, context.Canceled) || !errors.As(err, &oe) || oe.Object.Name != objs[i].Name || oe.Op != "migrating" {
 			t.Errorf("error %d = %v", i, err)
 		}

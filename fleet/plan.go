@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"cmp"
@@ -14,6 +14,8 @@ import (
 	"k8s.io/client-go/util/csaupgrade"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Plan says which apply manager takes over which status fields from the
@@ -69,7 +71,7 @@ func (p Plan) Validate() error {
 		if t == "" || m == "" {
 			errs = append(errs, fmt.Errorf("condition %q -> manager %q: empty name", t, m))
 		}
-		if m == BeforeFirstApplyManager {
+		if m == ownership.BeforeFirstApplyManager {
 			errs = append(errs, fmt.Errorf("condition %q: %s cannot be an apply manager", t, m))
 		}
 	}
@@ -77,7 +79,7 @@ func (p Plan) Validate() error {
 		if from == "" || to == "" {
 			errs = append(errs, fmt.Errorf("manager %q -> %q: empty name", from, to))
 		}
-		if to == BeforeFirstApplyManager {
+		if to == ownership.BeforeFirstApplyManager {
 			errs = append(errs, fmt.Errorf("manager %q: %s cannot be an apply manager", from, to))
 		}
 	}
@@ -101,16 +103,16 @@ func (p Plan) Validate() error {
 // ErrNoManagedFields: the API server must attribute its fields first (see
 // Migrator). Errors name the object.
 func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsEntry, bool, error) {
-	ref := RefOf(obj)
+	ref := ownership.RefOf(obj)
 	fail := func(err error) ([]metav1.ManagedFieldsEntry, bool, error) {
-		return nil, false, &ObjectError{Object: ref, Op: "planning migration of", Err: err}
+		return nil, false, &ownership.ObjectError{Object: ref, Op: "planning migration of", Err: err}
 	}
 	if err := p.Validate(); err != nil {
 		return fail(err)
 	}
 	original := obj.GetManagedFields()
 	if len(original) == 0 {
-		return fail(ErrNoManagedFields)
+		return fail(ownership.ErrNoManagedFields)
 	}
 	entries, err := p.moveConditions(original, now)
 	if err != nil {
@@ -141,7 +143,7 @@ func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsE
 // edits it.
 type decoded struct {
 	raw   metav1.ManagedFieldsEntry
-	entry Entry
+	entry ownership.Entry
 }
 
 // decodeAll decodes every entry, copying the raw entries so that the
@@ -149,7 +151,7 @@ type decoded struct {
 func decodeAll(mfs []metav1.ManagedFieldsEntry) ([]decoded, error) {
 	out := make([]decoded, 0, len(mfs))
 	for _, mf := range mfs {
-		e, err := decodeEntry(mf)
+		e, err := ownership.DecodeEntry(mf)
 		if err != nil {
 			return nil, err
 		}
@@ -170,7 +172,7 @@ func encodeAll(ds []decoded) ([]metav1.ManagedFieldsEntry, error) {
 			return nil, fmt.Errorf("manager %s: encoding fields: %w", d.entry, err)
 		}
 		mf := d.raw
-		mf.FieldsType = fieldsV1Type
+		mf.FieldsType = ownership.FieldsV1Type
 		mf.FieldsV1 = &metav1.FieldsV1{}
 		mf.FieldsV1.SetRawBytes(raw)
 		out = append(out, mf)
@@ -199,7 +201,7 @@ func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time) ([]
 			if !ds[i].entry.Legacy() {
 				continue
 			}
-			sub := Subtree(ds[i].entry.Fields, ConditionPath(condType))
+			sub := ownership.Subtree(ds[i].entry.Fields, ownership.ConditionPath(condType))
 			if sub.Empty() {
 				continue
 			}
@@ -225,11 +227,11 @@ func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry
 		// Status-subresource Update entries: client-go's upgrade, on a copy.
 		scratch := deepCopy(obj)
 		scratch.SetManagedFields(mfs)
-		if err := csaupgrade.UpgradeManagedFields(scratch, sets.New(from), to, csaupgrade.Subresource(StatusSubresource)); err != nil {
+		if err := csaupgrade.UpgradeManagedFields(scratch, sets.New(from), to, csaupgrade.Subresource(ownership.StatusSubresource)); err != nil {
 			return nil, fmt.Errorf("upgrading manager %s to %s: %w", from, to, err)
 		}
 		mfs = scratch.GetManagedFields()
-		if from != BeforeFirstApplyManager {
+		if from != ownership.BeforeFirstApplyManager {
 			continue
 		}
 		// before-first-apply recorded on the main resource also holds spec
@@ -241,7 +243,7 @@ func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry
 		moved := map[applyTarget]*fieldpath.Set{}
 		for i := range ds {
 			e := &ds[i].entry
-			if e.Manager != from || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource == StatusSubresource {
+			if e.Manager != from || e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource == ownership.StatusSubresource {
 				continue
 			}
 			sub := e.StatusFields()
@@ -278,18 +280,18 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 	for _, t := range targets {
 		idx := slices.IndexFunc(ds, func(d decoded) bool {
 			return d.entry.Manager == t.manager && d.entry.Operation == metav1.ManagedFieldsOperationApply &&
-				d.entry.Subresource == StatusSubresource
+				d.entry.Subresource == ownership.StatusSubresource
 		})
 		if idx < 0 {
 			stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
 			ds = append(ds, decoded{
 				raw: metav1.ManagedFieldsEntry{
 					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
-					Time: &stamp, FieldsType: fieldsV1Type, Subresource: StatusSubresource,
+					Time: &stamp, FieldsType: ownership.FieldsV1Type, Subresource: ownership.StatusSubresource,
 				},
-				entry: Entry{
+				entry: ownership.Entry{
 					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
-					Time: stamp.Time, Subresource: StatusSubresource, Fields: moved[t],
+					Time: stamp.Time, Subresource: ownership.StatusSubresource, Fields: moved[t],
 				},
 			})
 			continue
@@ -320,7 +322,7 @@ func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry
 	}
 	slices.SortStableFunc(legacy, func(a, b int) int {
 		ea, eb := ds[a].entry, ds[b].entry
-		if fa, fb := ea.Manager == BeforeFirstApplyManager, eb.Manager == BeforeFirstApplyManager; fa != fb {
+		if fa, fb := ea.Manager == ownership.BeforeFirstApplyManager, eb.Manager == ownership.BeforeFirstApplyManager; fa != fb {
 			if fa {
 				return -1
 			}
@@ -333,7 +335,7 @@ func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry
 		release := fieldpath.NewSet()
 		ds[i].entry.StatusFields().Iterate(func(p fieldpath.Path) {
 			for j := range ds {
-				if j != i && !Subtree(ds[j].entry.Fields, p).Empty() {
+				if j != i && !ownership.Subtree(ds[j].entry.Fields, p).Empty() {
 					release.Insert(p)
 					return
 				}
@@ -366,7 +368,7 @@ func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry) error {
 	orphans := fieldpath.NewSet()
 	for _, d := range db {
 		d.entry.Fields.Iterate(func(p fieldpath.Path) {
-			if Subtree(owned, p).Empty() {
+			if ownership.Subtree(owned, p).Empty() {
 				orphans.Insert(p)
 			}
 		})

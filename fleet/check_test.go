@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestCheckPlan(t *testing.T) {
@@ -34,7 +35,7 @@ func TestCheckPlan(t *testing.T) {
 		{name: "a legacy source on one object of two", plan: Plan{Managers: map[string]string{"legacy": "summary"}},
 			objs: []*v1alpha1.Widget{networking, legacy}},
 		{name: "upgraded to its own name", plan: Plan{Managers: map[string]string{"legacy": "legacy"}}, objs: []*v1alpha1.Widget{legacy}},
-		{name: "before-first-apply of an untracked object", plan: Plan{Managers: map[string]string{BeforeFirstApplyManager: "summary"}},
+		{name: "before-first-apply of an untracked object", plan: Plan{Managers: map[string]string{ownership.BeforeFirstApplyManager: "summary"}},
 			objs: []*v1alpha1.Widget{untracked}},
 		{name: "a condition of an untracked object", plan: Plan{Conditions: map[string]string{"U": "readiness"}},
 			objs: []*v1alpha1.Widget{untracked}},

@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Progress is reported once per object by MigrateAll and MigrateList.
@@ -17,7 +19,7 @@ type Progress struct {
 	// Total is the number of objects in the run.
 	Total int
 	// Object names the object just handled.
-	Object ObjectRef
+	Object ownership.ObjectRef
 	// Result is what happened to it; nil when Err is set.
 	Result *Result
 	// Err is the object's error, an *ObjectError; nil on success.
@@ -82,7 +84,7 @@ func MigrateAllConcurrently[T client.Object](ctx context.Context, m *Migrator, o
 		p := Progress{Done: i + 1, Total: len(objs), Result: res, Err: err}
 		if err != nil {
 			r.Errors = append(r.Errors, err)
-			var oe *ObjectError
+			var oe *ownership.ObjectError
 			if errors.As(err, &oe) {
 				p.Object = oe.Object
 			}
@@ -140,7 +142,7 @@ func MigrateAllConcurrently[T client.Object](ctx context.Context, m *Migrator, o
 // migrateOne migrates obj, or records ctx's error once ctx has ended.
 func migrateOne(ctx context.Context, m *Migrator, obj client.Object) (*Result, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, &ObjectError{Object: RefOf(obj), Op: "migrating", Err: err}
+		return nil, &ownership.ObjectError{Object: ownership.RefOf(obj), Op: "migrating", Err: err}
 	}
 	return m.Migrate(ctx, obj)
 }

@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"context"
@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/tools/pager"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // DefaultAuditWindow is how far back a legacy writer's last write makes it
@@ -445,7 +447,7 @@ func addTo(m map[string]sets.Set[string], key, name string) {
 }
 
 // note counts an object in g, naming it while there is room.
-func (a *auditor) note(g *ObjectGroup, ref ObjectRef) {
+func (a *auditor) note(g *ObjectGroup, ref ownership.ObjectRef) {
 	g.Objects++
 	if len(g.Examples) < a.examples {
 		g.Examples = append(g.Examples, ref.String())
@@ -455,23 +457,23 @@ func (a *auditor) note(g *ObjectGroup, ref ObjectRef) {
 // add tallies one object.
 func (a *auditor) add(obj metav1.Object) {
 	a.objects++
-	ref := RefOf(obj)
+	ref := ownership.RefOf(obj)
 	if len(obj.GetManagedFields()) == 0 {
 		// The first apply will attribute everything to before-first-apply:
 		// for the verdict, that is who holds its status.
 		a.note(&a.untracked, ref)
-		a.legacyNames.Insert(BeforeFirstApplyManager)
+		a.legacyNames.Insert(ownership.BeforeFirstApplyManager)
 		for _, t := range statusConditionTypes(obj) {
-			addTo(a.legacyConditions, t, BeforeFirstApplyManager)
+			addTo(a.legacyConditions, t, ownership.BeforeFirstApplyManager)
 			a.seenConditions.Insert(t)
 		}
 		for _, p := range statusLeaves(obj) {
-			addTo(a.legacyFields, BeforeFirstApplyManager, p)
+			addTo(a.legacyFields, ownership.BeforeFirstApplyManager, p)
 			a.seenFields.Insert(p)
 		}
 		return
 	}
-	o, err := Inspect(obj)
+	o, err := ownership.Inspect(obj)
 	if err != nil {
 		a.unreadable = append(a.unreadable, UnreadableObject{Object: ref.String(), Error: err.Error()})
 		return
@@ -513,7 +515,7 @@ func (a *auditor) add(obj metav1.Object) {
 		if o.OwnsWholeConditionsList(e) {
 			t.wholeList++
 		}
-		hasFirst = hasFirst || e.Manager == BeforeFirstApplyManager
+		hasFirst = hasFirst || e.Manager == ownership.BeforeFirstApplyManager
 		legacyHere[e.Manager] = legacyHere[e.Manager] || t.legacy
 		switch {
 		case e.Operation == metav1.ManagedFieldsOperationApply:
@@ -534,7 +536,7 @@ func (a *auditor) add(obj metav1.Object) {
 			for _, f := range fields {
 				addTo(a.legacyFields, e.Manager, f)
 			}
-			if e.Manager != BeforeFirstApplyManager && !e.Time.IsZero() && !e.Time.Before(a.since) {
+			if e.Manager != ownership.BeforeFirstApplyManager && !e.Time.IsZero() && !e.Time.Before(a.since) {
 				ak := activeKey{e.Manager, e.Subresource}
 				at := a.active[ak]
 				if at == nil {
@@ -658,7 +660,7 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	if n := r.Untracked.Objects; n > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf(
 			"%s without managedFields: migrate seeds them first, and their status counts as %s's in the flags",
-			countOf(n), BeforeFirstApplyManager))
+			countOf(n), ownership.BeforeFirstApplyManager))
 	}
 	if n := len(r.Unreadable); n > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf("%s with unreadable managedFields left out of the verdict", countOf(n)))
@@ -715,7 +717,7 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	// every field it keeps.
 	destinations := func(owners sets.Set[string], self string) sets.Set[string] {
 		out := owners.Difference(a.legacyNames)
-		if self != BeforeFirstApplyManager && owners.Has(self) {
+		if self != ownership.BeforeFirstApplyManager && owners.Has(self) {
 			out.Insert(self)
 		}
 		return out
@@ -816,7 +818,7 @@ func ValidateWriters(writers map[string][]string) error {
 		switch {
 		case manager == "":
 			errs = append(errs, errors.New("writer with an empty manager name"))
-		case manager == BeforeFirstApplyManager:
+		case manager == ownership.BeforeFirstApplyManager:
 			errs = append(errs, fmt.Errorf("writer %s: it is never an apply manager", manager))
 		case len(writes) == 0:
 			errs = append(errs, fmt.Errorf("writer %s: no condition type or status field", manager))
@@ -857,10 +859,7 @@ func countOf(n int) string {
 // conditionOfPath returns the condition type when p lies at or below
 // .status.conditions[type=X], else "".
 func conditionOfPath(p fieldpath.Path) string {
-	if len(p) < 3 || !hasPrefix(p, ConditionsPath()) {
-		return ""
-	}
-	t, _ := conditionTypeOf(p[2])
+	t, _ := ownership.ConditionTypeAt(p)
 	return t
 }
 
@@ -884,6 +883,20 @@ func statusLeaves(obj metav1.Object) []string {
 			out = append(out, p.String())
 		}
 	}
-	walk(StatusPath(), status)
+	walk(ownership.StatusPath(), status)
 	return out
+}
+
+// IsKubernetesComponent reports whether manager is a field manager of
+// Kubernetes itself (kube-apiserver, kube-controller-manager,
+// kube-scheduler, cloud-controller-manager, kubelet). They write status
+// with Update on the status subresource, but they are not legacy writers of
+// anyone's controller: nothing will ever apply in their place, so reports
+// and migration plans leave them alone.
+func IsKubernetesComponent(manager string) bool {
+	switch manager {
+	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet":
+		return true
+	}
+	return false
 }

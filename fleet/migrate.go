@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // DefaultSeedManager is the field manager of the empty apply that makes the
@@ -100,13 +102,13 @@ func NewMigrator(c client.Client, plan Plan, opts ...Option) (*Migrator, error) 
 // Result is what Migrate did, or in a dry run would do, to one object.
 type Result struct {
 	// Object names the object.
-	Object ObjectRef
+	Object ownership.ObjectRef
 	// Before is the ownership as read (after seeding); nil when the object
 	// had no fields for the server to attribute.
-	Before *Ownership
+	Before *ownership.Ownership
 	// After is the ownership as written, or as it would be in a dry run; it
 	// equals Before when nothing changed. Nil when every entry was released.
-	After *Ownership
+	After *ownership.Ownership
 	// Changed says whether ownership differs between Before and After.
 	Changed bool
 	// DryRun says whether the result was only computed.
@@ -158,12 +160,12 @@ func (r *Result) String() string {
 // plan then handles like any legacy writer. Errors are *ObjectError.
 func (m *Migrator) Migrate(ctx context.Context, obj client.Object) (*Result, error) {
 	gvk, err := m.client.GroupVersionKindFor(obj)
-	ref := ObjectRef{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
+	ref := ownership.ObjectRef{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	if err != nil {
-		return nil, &ObjectError{Object: RefOf(obj), Op: "migrating", Err: err}
+		return nil, &ownership.ObjectError{Object: ownership.RefOf(obj), Op: "migrating", Err: err}
 	}
 	fail := func(op string, err error) (*Result, error) {
-		return nil, &ObjectError{Object: ref, Op: op, Err: err}
+		return nil, &ownership.ObjectError{Object: ref, Op: op, Err: err}
 	}
 	var (
 		res     *Result
@@ -180,7 +182,7 @@ func (m *Migrator) Migrate(ctx context.Context, obj client.Object) (*Result, err
 	})
 	switch {
 	case apierrors.IsConflict(err):
-		return fail("migrating", fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, attempt, err))
+		return fail("migrating", fmt.Errorf("%w after %d attempts: %w", ownership.ErrRetriesExhausted, attempt, err))
 	case err != nil:
 		return fail("migrating", err)
 	}
@@ -198,7 +200,7 @@ func (m *Migrator) backoff() wait.Backoff {
 
 // attempt is one read-rewrite-write round. A 409 from the server is returned
 // as is, for Migrate to retry.
-func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, ref ObjectRef) (*Result, error) {
+func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, ref ownership.ObjectRef) (*Result, error) {
 	cur := deepCopy(obj)
 	if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
 		return nil, fmt.Errorf("reading: %w", err)
@@ -214,7 +216,7 @@ func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.Gr
 			return res, nil
 		}
 	}
-	before, err := InspectEntries(ref, cur.GetManagedFields())
+	before, err := ownership.InspectEntries(ref, cur.GetManagedFields())
 	if err != nil {
 		return nil, err
 	}
@@ -301,9 +303,9 @@ func (m *Migrator) write(ctx context.Context, cur client.Object, entries []metav
 // inspectOrEmpty is InspectEntries, with empty managedFields meaning no
 // owners (nil) rather than an error: after a migration that released
 // everything, that is the truth, not a stripped object.
-func inspectOrEmpty(ref ObjectRef, mfs []metav1.ManagedFieldsEntry) (*Ownership, error) {
+func inspectOrEmpty(ref ownership.ObjectRef, mfs []metav1.ManagedFieldsEntry) (*ownership.Ownership, error) {
 	if len(mfs) == 0 {
 		return nil, nil
 	}
-	return InspectEntries(ref, mfs)
+	return ownership.InspectEntries(ref, mfs)
 }

@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"errors"
@@ -8,13 +8,16 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // ownedBy summarises ownership as "manager (Operation, subresource)" ->
 // condition types and other status leaves, for compact expectations.
 func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
 	t.Helper()
-	o, err := InspectEntries(ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}, mfs)
+	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}, mfs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +25,7 @@ func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
 }
 
 // summary is ownedBy for inspected ownership; nil for no ownership.
-func summary(o *Ownership) map[string]string {
+func summary(o *ownership.Ownership) map[string]string {
 	if o == nil {
 		return nil
 	}
@@ -35,9 +38,11 @@ func summary(o *Ownership) map[string]string {
 			}
 			s += c
 		}
-		for _, l := range otherStatusLeaves(e) {
-			s += " " + l
-		}
+		// the leaf status fields e owns outside .status.conditions
+		conditions := ownership.Subtree(e.Fields, ownership.ConditionsPath())
+		e.StatusFields().Difference(conditions).Leaves().Iterate(func(p fieldpath.Path) {
+			s += " " + p.String()
+		})
 		if e.Fields.Has(fieldPathSpecReplicas) {
 			s += " spec"
 		}
@@ -99,7 +104,7 @@ func TestRewrite(t *testing.T) {
 			name: "release shared ownership of before-first-apply, never its sole fields",
 			plan: Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("readiness", apply, "status", applyR),
+				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("readiness", apply, "status", applyR),
 			},
 			want: map[string]string{
 				"before-first-apply (Update, status)": "B .status.phase",
@@ -110,7 +115,7 @@ func TestRewrite(t *testing.T) {
 			name: "release before-first-apply's share of what an apply manager also owns",
 			plan: Plan{ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("networking", apply, "status", applyB),
+				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("networking", apply, "status", applyB),
 			},
 			want: map[string]string{
 				"before-first-apply (Update, status)": "A .status.phase",
@@ -121,15 +126,15 @@ func TestRewrite(t *testing.T) {
 			name: "of two legacy owners, before-first-apply gives way to the named writer",
 			plan: Plan{ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(BeforeFirstApplyManager, update, "status", legacyAB), entry("legacy", update, "status", legacyAB),
+				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("legacy", update, "status", legacyAB),
 			},
 			want: map[string]string{"legacy (Update, status)": "A,B .status.phase"},
 		},
 		{
 			name: "before-first-apply on the main resource gives up its status only",
-			plan: Plan{Managers: map[string]string{BeforeFirstApplyManager: "summary"}},
+			plan: Plan{Managers: map[string]string{ownership.BeforeFirstApplyManager: "summary"}},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(BeforeFirstApplyManager, update, "", `{"f:spec":{".":{},"f:replicas":{}},"f:status":{".":{},"f:phase":{}}}`),
+				entry(ownership.BeforeFirstApplyManager, update, "", `{"f:spec":{".":{},"f:replicas":{}},"f:status":{".":{},"f:phase":{}}}`),
 			},
 			want: map[string]string{"before-first-apply (Update)": " spec", "summary (Apply, status)": " .status.phase"},
 		},
@@ -152,7 +157,7 @@ func TestRewrite(t *testing.T) {
 				t.Errorf("ownership after rewrite:\n got %v\nwant %v", o, tt.want)
 			}
 			for _, mf := range got {
-				if mf.Operation == apply && mf.Subresource != StatusSubresource {
+				if mf.Operation == apply && mf.Subresource != ownership.StatusSubresource {
 					t.Errorf("apply entry %s not on the status subresource", mf.Manager)
 				}
 				if mf.Time == nil || mf.APIVersion == "" || mf.FieldsType != "FieldsV1" {
@@ -190,11 +195,11 @@ func TestRewriteErrors(t *testing.T) {
 		mfs  []metav1.ManagedFieldsEntry
 		is   error
 	}{
-		{name: "no managedFields", plan: Plan{Conditions: map[string]string{"A": "a"}}, is: ErrNoManagedFields},
+		{name: "no managedFields", plan: Plan{Conditions: map[string]string{"A": "a"}}, is: ownership.ErrNoManagedFields},
 		{name: "empty plan", plan: Plan{}, mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan},
 		{name: "empty manager", plan: Plan{Conditions: map[string]string{"A": ""}}, mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan},
 		{
-			name: "target is before-first-apply", plan: Plan{Managers: map[string]string{"legacy": BeforeFirstApplyManager}},
+			name: "target is before-first-apply", plan: Plan{Managers: map[string]string{"legacy": ownership.BeforeFirstApplyManager}},
 			mfs: []metav1.ManagedFieldsEntry{other}, is: ErrInvalidPlan,
 		},
 		{
@@ -219,7 +224,7 @@ func TestRewriteErrors(t *testing.T) {
 			if !errors.Is(err, tt.is) {
 				t.Errorf("err = %v, want %v", err, tt.is)
 			}
-			var oe *ObjectError
+			var oe *ownership.ObjectError
 			if !errors.As(err, &oe) || oe.Object.Name != "w" {
 				t.Errorf("err = %v, want an ObjectError naming the object", err)
 			}

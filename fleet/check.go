@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"errors"
@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // CheckPlan tells, before anything is written, whether plan means something
@@ -83,16 +85,16 @@ func CheckPlan[T metav1.Object](plan Plan, objs []T, opts ...CheckOption) error 
 	}
 	for _, obj := range objs {
 		if len(obj.GetManagedFields()) == 0 {
-			note(BeforeFirstApplyManager, true)
+			note(ownership.BeforeFirstApplyManager, true)
 			for _, t := range statusConditionTypes(obj) {
-				holds(t, BeforeFirstApplyManager, true)
+				holds(t, ownership.BeforeFirstApplyManager, true)
 			}
 			if hasStatus(obj) {
-				legacyLeft[BeforeFirstApplyManager]++
+				legacyLeft[ownership.BeforeFirstApplyManager]++
 			}
 			continue
 		}
-		o, err := Inspect(obj)
+		o, err := ownership.Inspect(obj)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"errors"

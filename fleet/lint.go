@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"bufio"
@@ -13,6 +13,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Severity ranks a lint finding.
@@ -293,7 +295,7 @@ func (l *schemaLinter) checkConditions(path string, s *apiextensionsv1.JSONSchem
 	if s.XListType != nil {
 		lt = *s.XListType
 	}
-	if lt == "map" && slices.Equal(s.XListMapKeys, []string{conditionKey}) {
+	if lt == "map" && slices.Equal(s.XListMapKeys, []string{ownership.ConditionKey}) {
 		return false
 	}
 	var what string

@@ -1,4 +1,4 @@
-package ownership
+package fleet
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // migrateNow stamps the Apply entries the migrations under test create.
@@ -78,7 +79,7 @@ func fakeClient(t *testing.T, funcs interceptor.Funcs, objs ...client.Object) (c
 	return c, rec
 }
 
-var widgetRef = ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w"}
+var widgetRef = ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w"}
 
 // legacyWidget is a Widget whose status a legacy writer set with Update.
 func legacyWidget(name string) *v1alpha1.Widget {
@@ -239,8 +240,8 @@ func TestMigrateRetriesConflicts(t *testing.T) {
 				}
 				return
 			}
-			var oe *ObjectError
-			if res != nil || !errors.Is(err, ErrRetriesExhausted) || !apierrors.IsConflict(err) || !errors.As(err, &oe) {
+			var oe *ownership.ObjectError
+			if res != nil || !errors.Is(err, ownership.ErrRetriesExhausted) || !apierrors.IsConflict(err) || !errors.As(err, &oe) {
 				t.Fatalf("Migrate = %+v, %v; want ErrRetriesExhausted wrapping the 409 in an ObjectError", res, err)
 			}
 			if oe.Object != widgetRef || oe.Op != "migrating" || !strings.Contains(err.Error(), fmt.Sprintf("after %d attempts", tt.wantTries)) {
@@ -291,7 +292,7 @@ func TestMigrateErrorsAreNotRetried(t *testing.T) {
 				obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry("legacy", update, "status", `{"f:status":`)})
 				return err
 			}},
-			plan: toSummary, obj: legacyWidget("w"), want: ErrBadManagedFields,
+			plan: toSummary, obj: legacyWidget("w"), want: ownership.ErrBadManagedFields,
 		},
 		{
 			name: "plan leaves fields without an owner",
@@ -308,7 +309,7 @@ func TestMigrateErrorsAreNotRetried(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rec := fakeClient(t, tt.funcs, tt.obj)
 			res, err := newMigrator(t, c, tt.plan, WithDryRun(false)).Migrate(context.Background(), widget())
-			var oe *ObjectError
+			var oe *ownership.ObjectError
 			if res != nil || err == nil || !errors.As(err, &oe) || oe.Object != widgetRef {
 				t.Fatalf("Migrate = %+v, %v; want an ObjectError for %v", res, err, widgetRef)
 			}
@@ -335,7 +336,7 @@ func TestMigrateContextAndKind(t *testing.T) {
 	}
 	// A type the client's scheme does not know is named by its Go type.
 	_, err := m.Migrate(context.Background(), &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "p"}})
-	var oe *ObjectError
+	var oe *ownership.ObjectError
 	if !errors.As(err, &oe) || oe.Op != "migrating" || oe.Object.Name != "p" || oe.Object.GVK.Kind != "PartialObjectMetadata" || rec.gets != 0 {
 		t.Errorf("unknown kind: %#v (%v)", oe, err)
 	}
@@ -366,7 +367,7 @@ func seedWith(mfs ...metav1.ManagedFieldsEntry) interceptor.Funcs {
 }
 
 func TestMigrateSeeds(t *testing.T) {
-	bfa := entry(BeforeFirstApplyManager, update, "", legacyAB)
+	bfa := entry(ownership.BeforeFirstApplyManager, update, "", legacyAB)
 	tests := []struct {
 		name       string
 		funcs      interceptor.Funcs
@@ -392,7 +393,7 @@ func TestMigrateSeeds(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rec := fakeClient(t, tt.funcs, widget())
-			plan := Plan{Managers: map[string]string{BeforeFirstApplyManager: "summary"}}
+			plan := Plan{Managers: map[string]string{ownership.BeforeFirstApplyManager: "summary"}}
 			res, err := newMigrator(t, c, plan, WithDryRun(tt.dryRun), WithSeedManager("seeder")).Migrate(context.Background(), widget())
 			if len(rec.seeds) != 1 {
 				t.Fatalf("%d seeding applies, want 1", len(rec.seeds))
