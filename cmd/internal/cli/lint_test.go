@@ -12,7 +12,7 @@ import (
 
 // exampleCRD is the path of an example CRD manifest from this package.
 func exampleCRD(name string) string {
-	return filepath.Join("..", "..", "config", "crd", name)
+	return filepath.Join("..", "..", "..", "config", "crd", name)
 }
 
 func TestLintOutputAdd(t *testing.T) {
@@ -162,7 +162,7 @@ func TestLintFileFromStdinAndEmptyManifest(t *testing.T) {
 // v1beta1 served but not stored, with atomic conditions; v1beta2 stored,
 // with a map list.
 func machineCRD() string {
-	return filepath.Join("..", "..", "test", "cli", "testdata", "cluster.test.statusapply.io_machines.yaml")
+	return filepath.Join("..", "clisuite", "testdata", "cluster.test.statusapply.io_machines.yaml")
 }
 
 func TestLintVersions(t *testing.T) {
