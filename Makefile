@@ -78,8 +78,12 @@ install-plugin: ## Install kubectl-statusapply and its completion helper kubectl
 		install -m 0755 cmd/kubectl-statusapply/kubectl_complete-statusapply "$$bin/kubectl_complete-statusapply"; \
 		echo "installed kubectl-statusapply and kubectl_complete-statusapply in $$bin"
 
+.PHONY: weight
+weight: ## What ssa, batcher, ctrlbatch and schemas add to a controller-runtime controller (at most 40 packages).
+	@$(GO) test -count=1 -v -run '^TestDependencyWeight$$' ./hack/depweight | grep -e '^dependency weight' -e FAIL -e '^\s'
+
 .PHONY: test
-test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
+test: envtest tmux vet weight ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
 	cd bench && $(GO) test $(TEST_FLAGS) ./... # the harness's own tests; the benchmarks need BENCH=1
 	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) ./... # the go vet analyzers, their own module, and the golangci-lint plugin built in

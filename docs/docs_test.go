@@ -69,6 +69,7 @@ var knownImports = map[string]string{
 	"ownership":          "github.com/statusapply/statusapply/ownership",
 	"fleet":              "github.com/statusapply/statusapply/fleet",
 	"schemas":            "github.com/statusapply/statusapply/schemas",
+	"crdschema":          "github.com/statusapply/statusapply/schemas/crdschema",
 	"ctrlbatch":          "github.com/statusapply/statusapply/ctrlbatch",
 	"conditions":         "github.com/statusapply/statusapply/conditions",
 	"v1alpha1":           "github.com/statusapply/statusapply/api/v1alpha1",

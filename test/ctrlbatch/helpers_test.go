@@ -14,7 +14,7 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/internal/apiserver"
-	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/widgets"
 )
@@ -87,7 +87,7 @@ func newConditionedApplier() (*ssa.Applier, client.Client) {
 	Expect(err).NotTo(HaveOccurred())
 	crds, err := crd.CRDs()
 	Expect(err).NotTo(HaveOccurred())
-	tc, err := schemas.FromCRDs(crds...)
+	tc, err := crdschema.FromCRDs(crds...)
 	Expect(err).NotTo(HaveOccurred())
 	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(nil))
 	Expect(err).NotTo(HaveOccurred())

@@ -1,6 +1,6 @@
 // Package schemas holds envtest specs for writing the status of a custom
 // resource known only from its CRD's YAML, with schemas read from the API
-// server (schemas.FromCluster) or built from the manifest (schemas.FromCRDFiles).
+// server (schemas.FromCluster) or built from the manifest (crdschema.FromCRDFiles).
 package schemas
 
 import (

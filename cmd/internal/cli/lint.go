@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 )
 
 // stdinName labels findings of a manifest read from standard input.
@@ -158,7 +159,7 @@ func lintFile(stdin io.Reader, stderr io.Writer, file string, opts fleet.LintOpt
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	crds, err := fleet.DecodeCRDs(name, data)
+	crds, err := crdschema.DecodeCRDs(name, data)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ import (
 	statusconditions "github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
-	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 )
@@ -147,7 +147,7 @@ type machineWriter struct {
 
 func newMachineWriter(manager, condType string) *machineWriter {
 	GinkgoHelper()
-	tc, err := schemas.FromCRDFiles(machineCRDFile())
+	tc, err := crdschema.FromCRDFiles(machineCRDFile())
 	Expect(err).NotTo(HaveOccurred())
 	c, requests, err := env.CountingClient()
 	Expect(err).NotTo(HaveOccurred())

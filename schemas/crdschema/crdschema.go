@@ -1,8 +1,23 @@
-package schemas
+// Package crdschema builds the schemas of custom resources offline from
+// their CustomResourceDefinitions or YAML manifests (apiextensions.k8s.io/v1),
+// the way the API server builds them for server-side apply, for an
+// ssa.Applier that has no Go types for them. No API server is asked.
+//
+// It is apart from package schemas, whose Cluster reads the schemas the API
+// server serves, because building them from CRDs links the API server's own
+// OpenAPI builder (k8s.io/apiserver, CEL, gRPC, OpenTelemetry): a controller
+// that reads schemas from the cluster does not pay for it.
+//
+// A kind CRDs has no schema for is a miss: the error is a *schemas.MissError,
+// which wraps ssa.ErrNoSchema.
+package crdschema
 
 import (
+	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,10 +31,13 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/yaml"
 
-	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/internal/kindset"
 )
 
 // CRDs is a type converter built offline from CustomResourceDefinitions: no
@@ -33,14 +51,14 @@ type CRDs struct {
 
 // crdIndex is the schemas of a set of CRDs. It never changes once built.
 type crdIndex struct {
-	byName map[string]*kinds // CRD name -> its kinds
-	byKind map[schema.GroupVersionKind]*kinds
+	byName map[string]*kindset.Set // CRD name -> its kinds
+	byKind map[schema.GroupVersionKind]*kindset.Set
 }
 
 // FromCRDs returns a converter serving the schemas of crds.
 func FromCRDs(crds ...*apiextensionsv1.CustomResourceDefinition) (*CRDs, error) {
 	c := &CRDs{}
-	c.index.Store(&crdIndex{byName: map[string]*kinds{}, byKind: map[schema.GroupVersionKind]*kinds{}})
+	c.index.Store(&crdIndex{byName: map[string]*kindset.Set{}, byKind: map[schema.GroupVersionKind]*kindset.Set{}})
 	if err := c.Set(crds...); err != nil {
 		return nil, err
 	}
@@ -120,10 +138,10 @@ func manifestFiles(path string) ([]string, error) {
 }
 
 // decodeCRDs returns the CRDs among the documents of a manifest (see
-// fleet.DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
+// DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
 // whose schemas are elsewhere.
 func decodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := fleet.DecodeCRDs(name, data)
+	crds, err := DecodeCRDs(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +156,7 @@ func decodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefi
 // Set adds crds, replacing the CRDs of the same names: a converter fed from a
 // watch on CRDs follows their changes. Nothing changes on an error.
 func (c *CRDs) Set(crds ...*apiextensionsv1.CustomResourceDefinition) error {
-	built := make(map[string]*kinds, len(crds))
+	built := make(map[string]*kindset.Set, len(crds))
 	for _, crd := range crds {
 		if crd == nil {
 			return errors.New("nil CustomResourceDefinition")
@@ -169,10 +187,10 @@ func (c *CRDs) Remove(names ...string) {
 }
 
 // store publishes byName. Callers hold c.mu.
-func (c *CRDs) store(byName map[string]*kinds) {
-	byKind := map[schema.GroupVersionKind]*kinds{}
+func (c *CRDs) store(byName map[string]*kindset.Set) {
+	byKind := map[schema.GroupVersionKind]*kindset.Set{}
 	for _, k := range byName {
-		for gvk := range k.kinds {
+		for gvk := range k.GVKs {
 			byKind[gvk] = k
 		}
 	}
@@ -191,7 +209,7 @@ func (c *CRDs) SchemaVersion() uint64 { return c.version.Load() }
 
 // crdKinds builds the schemas of every version of crd, the way the API
 // server builds them for server-side apply.
-func crdKinds(crd *apiextensionsv1.CustomResourceDefinition) (*kinds, error) {
+func crdKinds(crd *apiextensionsv1.CustomResourceDefinition) (*kindset.Set, error) {
 	definitions := map[string]*spec.Schema{}
 	for _, v := range crd.Spec.Versions {
 		doc, err := builder.BuildOpenAPIV3(crd, v.Name, builder.Options{})
@@ -202,7 +220,7 @@ func crdKinds(crd *apiextensionsv1.CustomResourceDefinition) (*kinds, error) {
 			maps.Copy(definitions, doc.Components.Schemas)
 		}
 	}
-	k, err := newKinds(definitions, crd.Spec.PreserveUnknownFields)
+	k, err := kindset.New(definitions, crd.Spec.PreserveUnknownFields)
 	if err != nil {
 		return nil, err
 	}
@@ -211,14 +229,14 @@ func crdKinds(crd *apiextensionsv1.CustomResourceDefinition) (*kinds, error) {
 	own := map[schema.GroupVersionKind]struct{}{}
 	for _, v := range crd.Spec.Versions {
 		gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: v.Name, Kind: crd.Spec.Names.Kind}
-		if k.has(gvk) {
+		if k.Has(gvk) {
 			own[gvk] = struct{}{}
 		}
 	}
 	if len(own) == 0 {
 		return nil, errors.New("no version has a schema")
 	}
-	k.kinds = own
+	k.GVKs = own
 	return k, nil
 }
 
@@ -233,13 +251,15 @@ func (c *CRDs) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOptions
 		if len(names) == 0 {
 			source = "the converter's CRDs (none)"
 		}
-		return nil, &MissError{GVK: gvk, Source: source, Hint: crdsHint}
+		return nil, &schemas.MissError{GVK: gvk, Source: source, Hint: crdsHint}
 	}
-	return k.tc.ObjectToTyped(obj, opts...)
+	return k.TC.ObjectToTyped(obj, opts...)
 }
 
 // TypedToObject turns a typed value back into an unstructured object.
-func (c *CRDs) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) { return toObject(tv) }
+func (c *CRDs) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) {
+	return kindset.ToObject(tv)
+}
 
 // Kinds lists the kinds served, sorted.
 func (c *CRDs) Kinds() []schema.GroupVersionKind {
@@ -248,3 +268,35 @@ func (c *CRDs) Kinds() []schema.GroupVersionKind {
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
 }
+
+// DecodeCRDs returns the CustomResourceDefinitions among the documents of a
+// multi-document YAML (or JSON) manifest, skipping empty documents and other
+// kinds; name labels errors.
+func DecodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for doc := 1; ; doc++ {
+		raw, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: reading document %d: %w", name, doc, err)
+		}
+		if len(bytes.TrimSpace(raw)) == 0 {
+			continue
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.Unmarshal(raw, crd); err != nil {
+			return nil, fmt.Errorf("%s: decoding document %d: %w", name, doc, err)
+		}
+		if crd.Kind != "CustomResourceDefinition" || !strings.HasPrefix(crd.APIVersion, apiextensionsv1.GroupName+"/") {
+			continue
+		}
+		out = append(out, crd)
+	}
+}
+
+// crdsHint is what a miss suggests: another CRD, or the other source.
+const crdsHint = "add its CRD (crdschema.FromCRDs, FromCRDYAML, FromCRDFiles, or CRDs.Set), or read the " +
+	"schemas the API server serves with ssa.WithTypeConverter(schemas.FromCluster(cfg))"

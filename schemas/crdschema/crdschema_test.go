@@ -1,4 +1,4 @@
-package schemas
+package crdschema
 
 import (
 	"errors"
@@ -14,12 +14,12 @@ import (
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/schemas"
 	"github.com/statusapply/statusapply/ssa"
 )
 
 var (
 	_ managedfields.TypeConverter = (*CRDs)(nil)
-	_ managedfields.TypeConverter = (*Cluster)(nil)
 )
 
 // mergedConditions merges b into a with tc and returns the condition types
@@ -95,9 +95,9 @@ func TestCRDsMiss(t *testing.T) {
 	}
 	sprocket := schema.GroupVersionKind{Group: "test.statusapply.io", Version: "v1", Kind: "Sprocket"}
 	_, err = c.ObjectToTyped(gear(sprocket, nil, nil))
-	var miss *MissError
+	var miss *schemas.MissError
 	if !errors.As(err, &miss) || !errors.Is(err, ssa.ErrNoSchema) || miss.GVK != sprocket {
-		t.Fatalf("error %v (%T), want a *MissError for %s wrapping ssa.ErrNoSchema", err, err, sprocket)
+		t.Fatalf("error %v (%T), want a *schemas.MissError for %s wrapping ssa.ErrNoSchema", err, err, sprocket)
 	}
 	for _, want := range []string{"no schema for kind Sprocket (test.statusapply.io/v1)", "gears.test.statusapply.io", "schemas.FromCluster"} {
 		if !strings.Contains(err.Error(), want) {

@@ -1,4 +1,7 @@
-package schemas
+// Package kindset holds the schemas of a set of kinds built from OpenAPI
+// definitions, the core that both of package schemas' sources (the cluster's
+// OpenAPI documents and, in schemas/crdschema, CRD manifests) serve from.
+package kindset
 
 import (
 	"errors"
@@ -12,48 +15,50 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 )
 
-// gvkExtension is the OpenAPI extension that names the kinds a definition
+// GVKExtension is the OpenAPI extension that names the kinds a definition
 // is the schema of; managedfields indexes its converters by it too.
-const gvkExtension = "x-kubernetes-group-version-kind"
+const GVKExtension = "x-kubernetes-group-version-kind"
 
-// kinds is the schema of a set of kinds, built from OpenAPI definitions. It
+// Set is the schema of a set of kinds, built from OpenAPI definitions. It
 // never changes once built.
-type kinds struct {
-	tc    managedfields.TypeConverter
-	kinds map[schema.GroupVersionKind]struct{}
+type Set struct {
+	// TC types objects of the kinds.
+	TC managedfields.TypeConverter
+	// GVKs are the kinds the definitions declare.
+	GVKs map[schema.GroupVersionKind]struct{}
 }
 
-// newKinds builds the schemas of every kind the definitions declare.
-func newKinds(definitions map[string]*spec.Schema, preserveUnknownFields bool) (*kinds, error) {
+// New builds the schemas of every kind the definitions declare.
+func New(definitions map[string]*spec.Schema, preserveUnknownFields bool) (*Set, error) {
 	tc, err := managedfields.NewTypeConverter(definitions, preserveUnknownFields)
 	if err != nil {
 		return nil, err
 	}
-	k := &kinds{tc: tc, kinds: map[schema.GroupVersionKind]struct{}{}}
+	k := &Set{TC: tc, GVKs: map[schema.GroupVersionKind]struct{}{}}
 	for _, def := range definitions {
 		if def == nil {
 			continue
 		}
-		for _, gvk := range declaredKinds(def.Extensions) {
-			k.kinds[gvk] = struct{}{}
+		for _, gvk := range DeclaredKinds(def.Extensions) {
+			k.GVKs[gvk] = struct{}{}
 		}
 	}
 	return k, nil
 }
 
-// has reports whether k has the schema of gvk.
-func (k *kinds) has(gvk schema.GroupVersionKind) bool {
+// Has reports whether k has the schema of gvk.
+func (k *Set) Has(gvk schema.GroupVersionKind) bool {
 	if k == nil {
 		return false
 	}
-	_, ok := k.kinds[gvk]
+	_, ok := k.GVKs[gvk]
 	return ok
 }
 
-// declaredKinds reads the kinds of a definition's gvkExtension, a list of
+// DeclaredKinds reads the kinds of a definition's GVKExtension, a list of
 // {group, version, kind} objects.
-func declaredKinds(ext spec.Extensions) []schema.GroupVersionKind {
-	list, ok := ext[gvkExtension].([]any)
+func DeclaredKinds(ext spec.Extensions) []schema.GroupVersionKind {
+	list, ok := ext[GVKExtension].([]any)
 	if !ok {
 		return nil
 	}
@@ -73,9 +78,9 @@ func declaredKinds(ext spec.Extensions) []schema.GroupVersionKind {
 	return out
 }
 
-// toObject turns a typed value back into an object, whatever its kind: the
+// ToObject turns a typed value back into an object, whatever its kind: the
 // value holds its own apiVersion and kind.
-func toObject(tv *typed.TypedValue) (runtime.Object, error) {
+func ToObject(tv *typed.TypedValue) (runtime.Object, error) {
 	if tv == nil {
 		return nil, errors.New("nil typed value")
 	}
