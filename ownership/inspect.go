@@ -21,7 +21,7 @@ import (
 const BeforeFirstApplyManager = "before-first-apply"
 
 // StatusSubresource is the subresource name recorded in managedFields for
-// writes through /status.
+// writes through /status; ssa.StatusSubresource is the same name, typed.
 const StatusSubresource = "status"
 
 // Entry is one managedFields record with its field set decoded.
