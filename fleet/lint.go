@@ -8,7 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"github.com/statusapply/statusapply/ownership"
-	"github.com/statusapply/statusapply/schemas/crdschema"
+	"github.com/statusapply/statusapply/schemas"
 )
 
 // Severity ranks a lint finding.
@@ -183,7 +183,7 @@ func LintFiles(paths ...string) ([]Finding, error) {
 // manifest; name labels the findings and errors, and need not be a path on
 // disk (embedded manifests pass their file name).
 func LintManifest(name string, data []byte) ([]Finding, error) {
-	crds, err := crdschema.DecodeCRDs(name, data)
+	crds, err := schemas.DecodeCRDs(name, data)
 	if err != nil {
 		return nil, err
 	}

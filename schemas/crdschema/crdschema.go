@@ -13,11 +13,8 @@
 package crdschema
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -31,10 +28,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
-	"sigs.k8s.io/yaml"
 
 	"github.com/statusapply/statusapply/schemas"
 	"github.com/statusapply/statusapply/schemas/internal/kindset"
@@ -138,10 +133,10 @@ func manifestFiles(path string) ([]string, error) {
 }
 
 // decodeCRDs returns the CRDs among the documents of a manifest (see
-// DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
+// schemas.DecodeCRDs), refusing those of apiextensions.k8s.io/v1beta1,
 // whose schemas are elsewhere.
 func decodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	crds, err := DecodeCRDs(name, data)
+	crds, err := schemas.DecodeCRDs(name, data)
 	if err != nil {
 		return nil, err
 	}
@@ -267,34 +262,6 @@ func (c *CRDs) Kinds() []schema.GroupVersionKind {
 	out := slices.Collect(maps.Keys(idx.byKind))
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
 	return out
-}
-
-// DecodeCRDs returns the CustomResourceDefinitions among the documents of a
-// multi-document YAML (or JSON) manifest, skipping empty documents and other
-// kinds; name labels errors.
-func DecodeCRDs(name string, data []byte) ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for doc := 1; ; doc++ {
-		raw, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: reading document %d: %w", name, doc, err)
-		}
-		if len(bytes.TrimSpace(raw)) == 0 {
-			continue
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.Unmarshal(raw, crd); err != nil {
-			return nil, fmt.Errorf("%s: decoding document %d: %w", name, doc, err)
-		}
-		if crd.Kind != "CustomResourceDefinition" || !strings.HasPrefix(crd.APIVersion, apiextensionsv1.GroupName+"/") {
-			continue
-		}
-		out = append(out, crd)
-	}
 }
 
 // crdsHint is what a miss suggests: another CRD, or the other source.

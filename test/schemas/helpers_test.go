@@ -136,7 +136,7 @@ func ownsGear(obj *unstructured.Unstructured, manager, name string) bool {
 func sprocketCRD() *apiextensionsv1.CustomResourceDefinition {
 	data, err := os.ReadFile(sprocketManifest)
 	Expect(err).NotTo(HaveOccurred())
-	crds, err := crdschema.DecodeCRDs(sprocketManifest, data)
+	crds, err := schemas.DecodeCRDs(sprocketManifest, data)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(crds).To(HaveLen(1))
 	return crds[0]

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/fleet"
-	"github.com/statusapply/statusapply/schemas/crdschema"
+	"github.com/statusapply/statusapply/schemas"
 )
 
 // stdinName labels findings of a manifest read from standard input.
@@ -159,7 +159,7 @@ func lintFile(stdin io.Reader, stderr io.Writer, file string, opts fleet.LintOpt
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", name, err)
 	}
-	crds, err := crdschema.DecodeCRDs(name, data)
+	crds, err := schemas.DecodeCRDs(name, data)
 	if err != nil {
 		return err
 	}
