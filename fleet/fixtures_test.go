@@ -1,14 +1,12 @@
 package fleet
 
 import (
-	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/ownership"
 )
 
 // Field sets as the API server writes them, for the table tests.
@@ -44,16 +42,6 @@ const (
 	update = metav1.ManagedFieldsOperationUpdate
 	apply  = metav1.ManagedFieldsOperationApply
 )
-
-// mustInspect inspects or fails the test.
-func mustInspect(t *testing.T, obj *v1alpha1.Widget) *ownership.Ownership {
-	t.Helper()
-	o, err := ownership.Inspect(obj)
-	if err != nil {
-		t.Fatalf("Inspect: %v", err)
-	}
-	return o
-}
 
 // mustPath builds a fieldpath.Path or panics; for fixtures only.
 func mustPath(parts ...any) fieldpath.Path {
