@@ -14,13 +14,14 @@ GREMLINS := $(GO) tool -modfile=hack/gremlins/go.mod gremlins
 ENVTEST_DIR := $(shell bash hack/envtest/install.sh --print-dir)
 export KUBEBUILDER_ASSETS := $(ENVTEST_DIR)
 
-# Packages that need no API server; the envtest suites live under test/ and examples/.
-UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/ -e /examples/)
-ENVTEST_PKGS = ./test/... ./examples/...
+# Packages that need no API server; the envtest suites live under test/ and
+# examples/, and the CLI's under cmd/internal/clisuite (the CLI is internal to cmd/).
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v -e /test/ -e /examples/ -e /cmd/internal/clisuite)
+ENVTEST_PKGS = ./test/... ./examples/... ./cmd/internal/clisuite
 TEST_FLAGS ?= -count=1
 FUZZTIME ?= 20s
 # Packages whose unit tests `make mutate` measures, one at a time.
-MUTATE_PKGS ?= ssa batcher conflicts ownership
+MUTATE_PKGS ?= ssa batcher conflicts ownership fleet
 
 .PHONY: help
 help: ## List the targets.
@@ -77,8 +78,12 @@ install-plugin: ## Install kubectl-statusapply and its completion helper kubectl
 		install -m 0755 cmd/kubectl-statusapply/kubectl_complete-statusapply "$$bin/kubectl_complete-statusapply"; \
 		echo "installed kubectl-statusapply and kubectl_complete-statusapply in $$bin"
 
+.PHONY: weight
+weight: ## What ssa, batcher, ctrlbatch and schemas add to a controller-runtime controller (at most 40 packages).
+	@$(GO) test -count=1 -v -run '^TestDependencyWeight$$' ./hack/depweight | grep -e '^dependency weight' -e FAIL -e '^\s'
+
 .PHONY: test
-test: envtest tmux vet ## vet, unit tests and the envtest suites (builds the API server first when missing).
+test: envtest tmux vet weight ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
 	cd bench && $(GO) test $(TEST_FLAGS) ./... # the harness's own tests; the benchmarks need BENCH=1
 	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) ./... # the go vet analyzers, their own module, and the golangci-lint plugin built in

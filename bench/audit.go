@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/ownership"
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -31,8 +31,8 @@ type AuditConfig struct {
 
 // AuditResult is one run of the audit over the fleet.
 type AuditResult struct {
-	// Approach is "paged, N per page" (ownership.ListObjects into
-	// ownership.Audit, the way statusapply audit reads) or "whole list"
+	// Approach is "paged, N per page" (fleet.ListObjects into
+	// fleet.Audit, the way statusapply audit reads) or "whole list"
 	// (one List of everything, then the audit over the slice: the baseline
 	// paging avoids).
 	Approach string `json:"approach"`
@@ -84,7 +84,7 @@ func createAuditObject(ctx context.Context, c client.Client, ns, name string) er
 
 // RunAudit audits the fleet in ns, paged and as a whole list, cfg.Rounds
 // times each, alternating.
-func RunAudit(ctx context.Context, env *testenv.Env, ns string, cfg AuditConfig, logf func(string, ...any)) ([]AuditResult, error) {
+func RunAudit(ctx context.Context, env *apiserver.Env, ns string, cfg AuditConfig, logf func(string, ...any)) ([]AuditResult, error) {
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	var out []AuditResult
 	type approach struct {
@@ -106,7 +106,7 @@ func RunAudit(ctx context.Context, env *testenv.Env, ns string, cfg AuditConfig,
 			switch {
 			case ap.pageSize > 0:
 				objs = func() (iter.Seq2[metav1.Object, error], error) {
-					return ownership.ListObjects(ctx, c, gvk, ap.pageSize, client.InNamespace(ns)), nil
+					return fleet.ListObjects(ctx, c, gvk, ap.pageSize, client.InNamespace(ns)), nil
 				}
 			default:
 				objs = func() (iter.Seq2[metav1.Object, error], error) {
@@ -169,9 +169,9 @@ func measureAudit(approach string, objs func() (iter.Seq2[metav1.Object, error],
 	}()
 	began := time.Now()
 	seq, err := objs()
-	var report *ownership.AuditReport
+	var report *fleet.AuditReport
 	if err == nil {
-		report, err = ownership.Audit(seq, ownership.AuditOptions{SchemaUnavailable: "not measured"})
+		report, err = fleet.Audit(seq, fleet.AuditOptions{SchemaUnavailable: "not measured"})
 	}
 	wall := time.Since(began)
 	close(stop)

@@ -13,11 +13,11 @@ import (
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // TestAuditBenchmark measures the fleet audit (statusapply audit) on its
-// own envtest: wall time and peak heap of ownership.Audit over
+// own envtest: wall time and peak heap of fleet.Audit over
 // BENCH_AUDIT_OBJECTS Widgets (default 1000), read page by page and, as the
 // baseline, as one whole list. It runs only when BENCH_AUDIT=1 (make
 // bench-audit), writes results/audit-latest.json and logs a Markdown table;
@@ -37,7 +37,7 @@ func TestAuditBenchmark(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
-	env, err := testenv.Start(testenv.Options{})
+	env, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // fixturePath is the client-cost fixture the plain Benchmark functions use, so
@@ -67,7 +67,7 @@ func TestBenchmarks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
 	defer cancel()
 
-	env, err := testenv.Start(testenv.Options{})
+	env, err := apiserver.Start(apiserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +191,7 @@ func render(res *Results, quick bool) error {
 }
 
 // machine describes this machine and the API server.
-func machine(t *testing.T, env *testenv.Env, quick bool) Machine {
+func machine(t *testing.T, env *apiserver.Env, quick bool) Machine {
 	m := Machine{
 		CPUs: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, GoVersion: runtime.Version(), Quick: quick,
 		Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Command: os.Getenv("BENCH_COMMAND"),
@@ -208,11 +208,11 @@ func machine(t *testing.T, env *testenv.Env, quick bool) Machine {
 			m.KubeVersion = v.GitVersion
 			if strings.HasPrefix(v.GitVersion, "v0.0.0") {
 				// Built from source without version stamping, as `make envtest` does.
-				m.KubeVersion = fmt.Sprintf("v%s (built from source by `make envtest`; reports %s)", testenv.KubernetesVersion, v.GitVersion)
+				m.KubeVersion = fmt.Sprintf("v%s (built from source by `make envtest`; reports %s)", apiserver.KubernetesVersion, v.GitVersion)
 			}
 		}
 	}
-	if dir, err := testenv.BinaryAssetsDirectory(); err == nil {
+	if dir, err := apiserver.BinaryAssetsDirectory(); err == nil {
 		if out, err := exec.Command(filepath.Join(dir, "etcd"), "--version").Output(); err == nil {
 			for line := range strings.Lines(string(out)) {
 				if v, ok := strings.CutPrefix(line, "etcd Version:"); ok {

@@ -22,8 +22,8 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // FixtureManager is the one field manager of the client-cost fixture; it
@@ -52,7 +52,7 @@ type ClientFixture struct {
 
 // NewClientFixture wraps an observed Widget.
 func NewClientFixture(observed *v1alpha1.Widget) (*ClientFixture, error) {
-	scheme, err := testenv.NewScheme()
+	scheme, err := apiserver.NewScheme()
 	if err != nil {
 		return nil, err
 	}

@@ -22,8 +22,8 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // ContentionApproaches lists scenario 2's approaches in run order.
@@ -78,8 +78,8 @@ type updater func(ctx context.Context, i, k int) error
 
 // counters sums the requests and responses of the clients an approach used.
 type counters struct {
-	requests  []*testenv.Requests
-	responses []*testenv.Responses
+	requests  []*apiserver.Requests
+	responses []*apiserver.Responses
 }
 
 func (c *counters) conflicts() int {
@@ -108,8 +108,8 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 	newClient := func(capi bool) (client.Client, error) {
 		var (
 			c   client.Client
-			req *testenv.Requests
-			res *testenv.Responses
+			req *apiserver.Requests
+			res *apiserver.Responses
 			err error
 		)
 		if capi {

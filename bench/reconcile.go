@@ -19,8 +19,8 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // Approach names, as they appear in results and documents.
@@ -101,7 +101,7 @@ func (s ReconcileSpec) condition(j int, generation int64) metav1.Condition {
 type Reconciler interface {
 	Name() string
 	Reconcile(ctx context.Context, s ReconcileSpec) error
-	Requests() *testenv.Requests
+	Requests() *apiserver.Requests
 }
 
 // getPatchPerMutator is what status functions written one at a time do: each
@@ -109,11 +109,11 @@ type Reconciler interface {
 // change nothing is not sent.
 type getPatchPerMutator struct {
 	c        client.Client
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *getPatchPerMutator) Name() string                { return GetPatchPerMutator }
-func (r *getPatchPerMutator) Requests() *testenv.Requests { return r.requests }
+func (r *getPatchPerMutator) Name() string                  { return GetPatchPerMutator }
+func (r *getPatchPerMutator) Requests() *apiserver.Requests { return r.requests }
 
 func (r *getPatchPerMutator) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	for j := range s.Mutators {
@@ -138,11 +138,11 @@ func (r *getPatchPerMutator) Reconcile(ctx context.Context, s ReconcileSpec) err
 // resourceVersion, and on a 409 all of it again (client-go's DefaultRetry).
 type optimisticPatch struct {
 	c        client.Client
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *optimisticPatch) Name() string                { return OptimisticPatch }
-func (r *optimisticPatch) Requests() *testenv.Requests { return r.requests }
+func (r *optimisticPatch) Name() string                  { return OptimisticPatch }
+func (r *optimisticPatch) Requests() *apiserver.Requests { return r.requests }
 
 func (r *optimisticPatch) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -167,11 +167,11 @@ func (r *optimisticPatch) Reconcile(ctx context.Context, s ReconcileSpec) error 
 type capiHelper struct {
 	c        client.Client
 	cache    client.Reader
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *capiHelper) Name() string                { return CAPIHelper }
-func (r *capiHelper) Requests() *testenv.Requests { return r.requests }
+func (r *capiHelper) Name() string                  { return CAPIHelper }
+func (r *capiHelper) Requests() *apiserver.Requests { return r.requests }
 
 func (r *capiHelper) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	cached := &v1alpha1.Widget{}
@@ -199,11 +199,11 @@ func (r *capiHelper) Reconcile(ctx context.Context, s ReconcileSpec) error {
 type capiHelperInMemory struct {
 	c        client.Client
 	obj      *CAPIWidget
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *capiHelperInMemory) Name() string                { return CAPIHelperInMemory }
-func (r *capiHelperInMemory) Requests() *testenv.Requests { return r.requests }
+func (r *capiHelperInMemory) Name() string                  { return CAPIHelperInMemory }
+func (r *capiHelperInMemory) Requests() *apiserver.Requests { return r.requests }
 
 func (r *capiHelperInMemory) Prepare(ctx context.Context, key client.ObjectKey) error {
 	obj := &CAPIWidget{}
@@ -240,11 +240,11 @@ type preparer interface {
 type rawApply struct {
 	c        client.Client
 	cache    client.Reader
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *rawApply) Name() string                { return RawApply }
-func (r *rawApply) Requests() *testenv.Requests { return r.requests }
+func (r *rawApply) Name() string                  { return RawApply }
+func (r *rawApply) Requests() *apiserver.Requests { return r.requests }
 
 func (r *rawApply) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	w := &v1alpha1.Widget{}
@@ -270,11 +270,11 @@ func (r *rawApply) Reconcile(ctx context.Context, s ReconcileSpec) error {
 type statusapplyBatch struct {
 	applier  *ssa.Applier
 	cache    client.Reader
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
-func (r *statusapplyBatch) Name() string                { return Statusapply }
-func (r *statusapplyBatch) Requests() *testenv.Requests { return r.requests }
+func (r *statusapplyBatch) Name() string                  { return Statusapply }
+func (r *statusapplyBatch) Requests() *apiserver.Requests { return r.requests }
 
 func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	w := &v1alpha1.Widget{}
@@ -304,14 +304,14 @@ func (r *statusapplyBatch) Reconcile(ctx context.Context, s ReconcileSpec) error
 type steadyFloor struct {
 	c        client.Client
 	cache    client.Reader
-	requests *testenv.Requests
+	requests *apiserver.Requests
 	// per field manager: the intent the status functions edit, and a copy
 	// of it as last applied.
 	intents, applied []*acv1alpha1.WidgetApplyConfiguration
 }
 
-func (r *steadyFloor) Name() string                { return SteadyFloor }
-func (r *steadyFloor) Requests() *testenv.Requests { return r.requests }
+func (r *steadyFloor) Name() string                  { return SteadyFloor }
+func (r *steadyFloor) Requests() *apiserver.Requests { return r.requests }
 
 func (r *steadyFloor) Reconcile(ctx context.Context, s ReconcileSpec) error {
 	cached := &v1alpha1.Widget{}

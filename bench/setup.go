@@ -14,20 +14,20 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // Harness is what every scenario needs: the API server, the schemes (the
 // example API's and the Cluster API wrapper's) and the Widget schema.
 type Harness struct {
-	Env        *testenv.Env
+	Env        *apiserver.Env
 	CAPIScheme *runtime.Scheme
 	TC         managedfields.TypeConverter
 }
 
 // NewHarness prepares a Harness on a running Env.
-func NewHarness(env *testenv.Env) (*Harness, error) {
+func NewHarness(env *apiserver.Env) (*Harness, error) {
 	capi, err := NewCAPIScheme()
 	if err != nil {
 		return nil, err
@@ -37,17 +37,17 @@ func NewHarness(env *testenv.Env) (*Harness, error) {
 
 // Client returns a fresh client whose requests and responses are counted, the
 // way one controller process would hold one.
-func (h *Harness) Client() (client.Client, *testenv.Requests, *testenv.Responses, error) {
-	cfg, responses := testenv.WithResponses(h.Env.Config)
+func (h *Harness) Client() (client.Client, *apiserver.Requests, *apiserver.Responses, error) {
+	cfg, responses := apiserver.WithResponses(h.Env.Config)
 	c, requests, err := h.Env.CountingClientFor(cfg)
 	return c, requests, responses, err
 }
 
 // CAPIClient is Client with the scheme that maps Widgets to CAPIWidget.
-func (h *Harness) CAPIClient() (client.Client, *testenv.Requests, *testenv.Responses, error) {
+func (h *Harness) CAPIClient() (client.Client, *apiserver.Requests, *apiserver.Responses, error) {
 	env := *h.Env // the same API server, another scheme
 	env.Scheme = h.CAPIScheme
-	cfg, responses := testenv.WithResponses(h.Env.Config)
+	cfg, responses := apiserver.WithResponses(h.Env.Config)
 	c, requests, err := env.CountingClientFor(cfg)
 	return c, requests, responses, err
 }

@@ -57,12 +57,6 @@ func (c Conflict) String() string {
 	return fmt.Sprintf("%s owned by %s", c.Path, c.Owner())
 }
 
-// BeforeFirstApply is the name the API server gives the synthetic Update owner
-// of every field an object had when it was first applied to without any
-// managedFields (an object created or patched while field management was off,
-// or whose managedFields were cleared). It conflicts like any Update owner.
-const BeforeFirstApply = "before-first-apply"
-
 // newConflict fills in the derived fields of a conflict.
 func newConflict(owner Conflict, path fieldpath.Path) Conflict {
 	owner.Path = path

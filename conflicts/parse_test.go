@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // flat is a Conflict reduced to strings for comparison.
@@ -53,7 +55,7 @@ func TestParseMessage(t *testing.T) {
 			{"legacy", "Update", "status", demoV1, `.status.conditions[type="Ready"].status`, "Ready"},
 		}},
 		{"before-first-apply", msgBeforeFirstApply, []flat{
-			{BeforeFirstApply, "Update", "status", demoV1, `.status.conditions[type="Ready"].status`, "Ready"},
+			{ownership.BeforeFirstApplyManager, "Update", "status", demoV1, `.status.conditions[type="Ready"].status`, "Ready"},
 		}},
 		{"several owners", msgSeveral, wantSeveralByMessage},
 		{"main resource, Update owner with time", msgMainResource, []flat{
@@ -161,7 +163,7 @@ func TestParseCause(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := flat{BeforeFirstApply, "Update", "", demoV1, `.status.conditions[type="Ready"]`, "Ready"}
+	want := flat{ownership.BeforeFirstApplyManager, "Update", "", demoV1, `.status.conditions[type="Ready"]`, "Ready"}
 	if got := flatten([]Conflict{c})[0]; got != want {
 		t.Fatalf("got %+v, want %+v", got, want)
 	}

@@ -29,7 +29,7 @@ type predictOptions struct {
 // AssumeUntracked tells Predict that the observed object was read from the API
 // server with its managedFields, so an empty list means the server does not
 // track the object yet. Predict then does what the server's first apply does:
-// it attributes every existing field to the Update owner BeforeFirstApply.
+// it attributes every existing field to the Update owner ownership.BeforeFirstApplyManager.
 // Never pass it for objects from a cache that may strip managedFields.
 func AssumeUntracked() PredictOption {
 	return func(o *predictOptions) { o.assumeUntracked = true }
@@ -131,7 +131,7 @@ func owners(ref ownership.ObjectRef, entries []metav1.ManagedFieldsEntry, live *
 		if err != nil {
 			return nil, nil, err
 		}
-		id, err := managerID(metav1.ManagedFieldsEntry{Manager: BeforeFirstApply, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: string(version), Subresource: subresource})
+		id, err := managerID(metav1.ManagedFieldsEntry{Manager: ownership.BeforeFirstApplyManager, Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: string(version), Subresource: subresource})
 		if err != nil {
 			return nil, nil, err
 		}

@@ -177,7 +177,7 @@ func TestPredictUntracked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []flat{{BeforeFirstApply, "Update", "status", demoV1, ".status.phase", ""}}
+	want := []flat{{ownership.BeforeFirstApplyManager, "Update", "status", demoV1, ".status.phase", ""}}
 	if !reflect.DeepEqual(flatten(got), want) {
 		t.Fatalf("got %+v, want %+v", flatten(got), want)
 	}

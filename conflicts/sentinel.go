@@ -9,7 +9,8 @@ var ErrNotFieldConflict = errors.New("not a field-manager conflict")
 // ErrInvalidInput is returned (wrapped) by Predict for arguments it cannot
 // work with: a nil observed object, intent or type converter, an observed
 // object of another kind than the intent, or a typed observed object that
-// does not convert to unstructured content.
+// does not convert to unstructured content. It is also ssa.ErrInvalidInput,
+// the one value that every refusal of bad input wraps, before any request.
 var ErrInvalidInput = errors.New("invalid input")
 
 // ErrSchemaMismatch is returned (wrapped) by Predict when the type converter

@@ -118,7 +118,7 @@ func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res rec
 		return res, err
 	}
 	if err == nil {
-		if after, ok := RequeueAfter(flushErr); ok {
+		if after, ok := RequeueAfterFlush(flushErr); ok {
 			applier.Logger(ctx).Info("status apply met a conflict; requeueing", "after", after, "error", flushErr.Error())
 			if res.RequeueAfter <= 0 || after < res.RequeueAfter {
 				res.RequeueAfter = after
@@ -129,13 +129,14 @@ func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res rec
 	return res, errors.Join(err, flushErr)
 }
 
-// RequeueAfter is conflicts.RequeueAfter for the error of a Flush, with one
-// more condition: every entry that failed failed on a conflict (a stale
+// RequeueAfterFlush is conflicts.RequeueAfter for the error of a Flush (where
+// conflicts.RequeueAfter takes any error, and one conflict in it is enough),
+// with one more condition: every entry that failed failed on a conflict (a stale
 // resourceVersion or a field-manager conflict). A flush where one entry met a
 // conflict and another a network error is not a conflict: its error must go
 // to controller-runtime's backoff. Entries held back because their object's
 // main-resource entry failed (batcher.ErrHeldBack) follow that entry.
-func RequeueAfter(flushErr error) (time.Duration, bool) {
+func RequeueAfterFlush(flushErr error) (time.Duration, bool) {
 	after, ok := conflicts.RequeueAfter(flushErr)
 	if !ok {
 		return 0, false

@@ -65,7 +65,7 @@ func TestRequeueAfter(t *testing.T) {
 		{"a network error", entry("a", errors.New("connection refused")), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			after, ok := ctrlbatch.RequeueAfter(tc.err)
+			after, ok := ctrlbatch.RequeueAfterFlush(tc.err)
 			if after != tc.after || ok != tc.ok {
 				t.Fatalf("RequeueAfter = %v, %v; want %v, %v", after, ok, tc.after, tc.ok)
 			}

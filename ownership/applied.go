@@ -26,7 +26,7 @@ func AppliedFields(obj *unstructured.Unstructured, manager, subresource string) 
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || sub != subresource {
 			continue
 		}
-		if ft, _ := mf["fieldsType"].(string); ft != "" && ft != fieldsV1Type {
+		if ft, _ := mf["fieldsType"].(string); ft != "" && ft != FieldsV1Type {
 			return nil, false, fmt.Errorf("%w: managed fields of %q: unsupported fieldsType %q", ErrBadManagedFields, manager, ft)
 		}
 		fields, ok := mf["fieldsV1"]

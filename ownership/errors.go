@@ -18,32 +18,11 @@ var ErrNoManagedFields = errors.New("object has no managedFields")
 // operation other than Apply and Update.
 var ErrBadManagedFields = errors.New("unreadable managedFields entry")
 
-// ErrRetriesExhausted reports a resourceVersion-guarded write (a migration
-// here, a guarded apply in package ssa) whose object kept changing between the
+// ErrRetriesExhausted reports a resourceVersion-guarded write (a migration by
+// package fleet, a guarded apply in package ssa) whose object kept changing between the
 // read and the write for every allowed attempt. Nothing was lost: the API
 // server rejected the last write; try again later.
 var ErrRetriesExhausted = errors.New("retries exhausted: the object kept changing")
-
-// ErrInvalidPlan reports a migration Plan that cannot be carried out, such as
-// an empty manager name or a target that is itself a legacy manager.
-var ErrInvalidPlan = errors.New("invalid migration plan")
-
-// ErrOrphanedFields reports a migration that would leave fields on the object
-// that no manager owns, such as fields a legacy manager holds in an API
-// version other than the one its apply successor uses. Rewrite refuses such
-// a result: an unowned condition is deleted as a side effect the next time
-// another manager removes its own last condition.
-var ErrOrphanedFields = errors.New("the migration would leave fields without an owner")
-
-// ErrPlanMismatch reports a Plan that names managers or condition types the
-// selected objects do not have, or hands fields to a legacy writer's name
-// (see CheckPlan). It wraps ErrInvalidPlan.
-var ErrPlanMismatch = fmt.Errorf("%w: it does not match the objects", ErrInvalidPlan)
-
-// ErrAPIVersionMismatch reports legacy fields to be merged into an apply
-// manager's entry recorded in another API version: field sets of two
-// versions cannot simply be unioned. Apply once in the legacy version first.
-var ErrAPIVersionMismatch = errors.New("apply entry in another API version")
 
 // ObjectError ties an error to the object it concerns. Use errors.As to get
 // at the object and errors.Is to test the cause (ErrNoManagedFields,

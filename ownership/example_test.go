@@ -1,20 +1,14 @@
 package ownership_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"log"
-	"time"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -68,139 +62,4 @@ func ExampleInspect() {
 	// .status.conditions[type="Ready"].status is owned by legacy (Update, status)
 	// legacy: legacy (Update, status) holds 11 status leaves
 	// true
-}
-
-func ExampleLintCRDs() {
-	crds, err := crd.CRDs()
-	if err != nil {
-		log.Fatal(err)
-	}
-	findings := ownership.LintCRDs(crds...)
-	for _, f := range findings {
-		fmt.Println(f.CRD, f.Version, f.Path, f.Severity)
-	}
-	fmt.Println("fail CI:", ownership.HasErrors(findings))
-	// Output:
-	// gadgets.demo.statusapply.io v1alpha1 status.conditions error
-	// widgets.demo.statusapply.io v1alpha1 status.plan.steps warning
-	// fail CI: true
-}
-
-func ExamplePlan_Rewrite() {
-	w := decodeWidget()
-	plan := ownership.Plan{
-		Conditions: map[string]string{"Ready": "readiness", "Synced": "sync"},
-		Managers:   map[string]string{"legacy": "summary"},
-	}
-	entries, changed, err := plan.Rewrite(w, time.Now())
-	if err != nil {
-		log.Fatal(err)
-	}
-	after, err := ownership.InspectEntries(ownership.RefOf(w), entries)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(changed)
-	fmt.Print(after)
-	// Output:
-	// true
-	// Widget default/w1:
-	//   summary (Apply, status) status=.status.phase
-	//   networking (Apply, status) conditions=Reachable
-	//   readiness (Apply, status) conditions=Ready
-	//   sync (Apply, status) conditions=Synced
-}
-
-// A migration run from a tool or a one-off job: dry run first, then for real.
-func ExampleMigrator_MigrateList() {
-	var c client.Client // an uncached client for the cluster
-	ctx := context.Background()
-	plan := ownership.Plan{
-		Conditions:    map[string]string{"Ready": "readiness", "Reachable": "networking"},
-		Managers:      map[string]string{"widget-controller": "summary"},
-		ReleaseShared: true,
-	}
-	list := &v1alpha1.WidgetList{}
-	if err := c.List(ctx, list); err != nil {
-		log.Fatal(err)
-	}
-	for _, dryRun := range []bool{true, false} {
-		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(dryRun),
-			ownership.WithProgress(func(p ownership.Progress) {
-				if p.Err != nil {
-					log.Printf("%d/%d %v", p.Done, p.Total, p.Err)
-				} else if p.Result.Changed {
-					log.Printf("%d/%d %s", p.Done, p.Total, p.Result)
-				}
-			}))
-		if err != nil {
-			log.Fatal(err)
-		}
-		report, err := m.MigrateList(ctx, list)
-		if err != nil {
-			log.Fatal(err)
-		}
-		log.Println(report)
-		if report.Err() != nil {
-			log.Fatal(report.Err())
-		}
-	}
-}
-
-// ExampleAudit audits a fleet (here one object; ListObjects reads a real one
-// page by page) and prints the verdict as migrate flags.
-func ExampleAudit() {
-	objs := func(yield func(metav1.Object, error) bool) {
-		yield(decodeWidget(), nil)
-	}
-	r, err := ownership.Audit(objs, ownership.AuditOptions{
-		Now:               time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC),
-		SchemaUnavailable: "not looked up in this example",
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, m := range r.Managers {
-		fmt.Println(m.Manager, m.Operation, m.Objects, m.Conditions)
-	}
-	fmt.Println(r.Verdict.Flags)
-	for _, u := range r.Verdict.Unresolved {
-		fmt.Println(u)
-	}
-
-	// The new writers restate the legacy values, so their applies send
-	// nothing and never show in managedFields: name them.
-	r, err = ownership.Audit(objs, ownership.AuditOptions{
-		Now:               time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC),
-		SchemaUnavailable: "not looked up in this example",
-		Writers:           map[string][]string{"readiness": {"Ready"}, "sync": {"Synced", ".status.phase"}},
-	})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(r.Verdict.Flags, len(r.Verdict.Unresolved))
-	// Output:
-	// legacy Update 1 [{Ready 1} {Synced 1}]
-	// networking Apply 1 [{Reachable 1}]
-	// []
-	// condition Ready: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Ready (or migrate --condition Ready=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
-	// condition Synced: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Synced (or migrate --condition Synced=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
-	// legacy keeps condition Ready, condition Synced, .status.phase: no one apply manager owns all of it or is declared to write it (--writer); give --from legacy=MANAGER for the manager that writes it from now on, or leave it with legacy
-	// [--condition Ready=readiness --condition Synced=sync --from legacy=sync] 0
-}
-
-// ExampleListObjects audits every Widget in a namespace, 200 at a time,
-// with the CRD's schema checked.
-func ExampleListObjects() {
-	audit := func(ctx context.Context, c client.Client, crd *apiextensionsv1.CustomResourceDefinition) error {
-		gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
-		r, err := ownership.Audit(ownership.ListObjects(ctx, c, gvk, 200, client.InNamespace("shop")),
-			ownership.AuditOptions{CRD: crd})
-		if err != nil {
-			return err
-		}
-		fmt.Println(r.Objects, "objects; migrate with", r.Verdict.Flags)
-		return nil
-	}
-	_ = audit
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 )
@@ -52,9 +51,4 @@ func mustInspect(t *testing.T, obj *v1alpha1.Widget) *Ownership {
 		t.Fatalf("Inspect: %v", err)
 	}
 	return o
-}
-
-// mustPath builds a fieldpath.Path or panics; for fixtures only.
-func mustPath(parts ...any) fieldpath.Path {
-	return fieldpath.MakePathOrDie(parts...)
 }

@@ -21,7 +21,7 @@ import (
 const BeforeFirstApplyManager = "before-first-apply"
 
 // StatusSubresource is the subresource name recorded in managedFields for
-// writes through /status.
+// writes through /status; ssa.StatusSubresource is the same name, typed.
 const StatusSubresource = "status"
 
 // Entry is one managedFields record with its field set decoded.
@@ -142,7 +142,7 @@ func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*
 	}
 	o := &Ownership{Object: ref, Entries: make([]Entry, 0, len(managedFields))}
 	for _, mf := range managedFields {
-		e, err := decodeEntry(mf)
+		e, err := DecodeEntry(mf)
 		if err != nil {
 			return nil, &ObjectError{Object: ref, Op: "inspecting", Err: err}
 		}
@@ -151,12 +151,13 @@ func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*
 	return o, nil
 }
 
-// fieldsV1Type is the one fieldsType the API server writes, and the one this
+// FieldsV1Type is the one fieldsType the API server writes, and the one this
 // package reads.
-const fieldsV1Type = "FieldsV1"
+const FieldsV1Type = "FieldsV1"
 
-// decodeEntry turns one managedFields record into an Entry.
-func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
+// DecodeEntry turns one managedFields record into an Entry. Its errors wrap
+// ErrBadManagedFields.
+func DecodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	e := Entry{
 		Manager:     mf.Manager,
 		Operation:   mf.Operation,
@@ -167,7 +168,7 @@ func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	if mf.Time != nil {
 		e.Time = mf.Time.Time
 	}
-	if mf.FieldsType != "" && mf.FieldsType != fieldsV1Type {
+	if mf.FieldsType != "" && mf.FieldsType != FieldsV1Type {
 		return Entry{}, fmt.Errorf("manager %s: %w: unsupported fieldsType %q", e, ErrBadManagedFields, mf.FieldsType)
 	}
 	if mf.FieldsV1 == nil {
@@ -376,20 +377,6 @@ func (o *Ownership) OtherStatusFields(e Entry) []fieldpath.Path {
 // empty container, not the whole list.
 func (o *Ownership) OwnsWholeConditionsList(e Entry) bool {
 	return !o.IsContainer(ConditionsPath()) && e.Owns(ConditionsPath())
-}
-
-// IsKubernetesComponent reports whether manager is a field manager of
-// Kubernetes itself (kube-apiserver, kube-controller-manager,
-// kube-scheduler, cloud-controller-manager, kubelet). They write status
-// with Update on the status subresource, but they are not legacy writers of
-// anyone's controller: nothing will ever apply in their place, so reports
-// and migration plans leave them alone.
-func IsKubernetesComponent(manager string) bool {
-	switch manager {
-	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet":
-		return true
-	}
-	return false
 }
 
 // hasPrefix reports whether p is prefix or lies below it.

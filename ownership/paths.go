@@ -4,8 +4,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
-// conditionKey is the map-list key of status conditions.
-const conditionKey = "type"
+// ConditionKey is the map-list key of status conditions.
+const ConditionKey = "type"
 
 // StatusPath is the path of .status, the root of everything this package
 // inspects and migrates.
@@ -22,7 +22,7 @@ func ConditionsPath() fieldpath.Path {
 // keyed by type; it prints as .status.conditions[type="X"], the format the API
 // server uses in conflict causes.
 func ConditionPath(condType string) fieldpath.Path {
-	return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields(conditionKey, condType))
+	return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields(ConditionKey, condType))
 }
 
 // Subtree returns the members of s that are prefix itself or lie below it,
@@ -76,13 +76,22 @@ func conditionTypes(s *fieldpath.Set) []string {
 	return sortedUnique(types)
 }
 
+// ConditionTypeAt returns the condition type when p lies at or below
+// .status.conditions[type=X], and false elsewhere.
+func ConditionTypeAt(p fieldpath.Path) (string, bool) {
+	if len(p) < 3 || !hasPrefix(p, ConditionsPath()) {
+		return "", false
+	}
+	return conditionTypeOf(p[2])
+}
+
 // conditionTypeOf returns the type of a conditions map-list key element.
 func conditionTypeOf(pe fieldpath.PathElement) (string, bool) {
 	if pe.Key == nil {
 		return "", false
 	}
 	for _, f := range *pe.Key {
-		if f.Name == conditionKey && f.Value != nil && f.Value.IsString() {
+		if f.Name == ConditionKey && f.Value != nil && f.Value.IsString() {
 			return f.Value.AsString(), true
 		}
 	}

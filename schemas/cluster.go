@@ -18,6 +18,8 @@ import (
 	"k8s.io/kube-openapi/pkg/spec3"
 	"k8s.io/kube-openapi/pkg/validation/spec"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/schemas/internal/kindset"
 )
 
 // Defaults of a Cluster.
@@ -124,8 +126,8 @@ type groupVersion struct {
 // document is one read or check of a group version's document. It never
 // changes once published; a check publishes a copy.
 type document struct {
-	url     string // the document's URL, which carries its hash; "" when the API server has none
-	kinds   *kinds // nil when the API server has no document
+	url     string       // the document's URL, which carries its hash; "" when the API server has none
+	kinds   *kindset.Set // nil when the API server has no document
 	checked time.Time
 	waited  time.Time // when a wait for a missing kind last ended in vain
 }
@@ -171,28 +173,30 @@ func (c *Cluster) ObjectToTyped(obj runtime.Object, opts ...typed.ValidationOpti
 	if err != nil {
 		return nil, err
 	}
-	if !doc.kinds.has(gvk) {
+	if !doc.kinds.Has(gvk) {
 		if doc, err = c.refresh(g, doc, gvk); err != nil {
 			return nil, err
 		}
-		if !doc.kinds.has(gvk) {
+		if !doc.kinds.Has(gvk) {
 			return nil, c.miss(gvk, doc)
 		}
 	}
-	tv, err := doc.kinds.tc.ObjectToTyped(obj, opts...)
+	tv, err := doc.kinds.TC.ObjectToTyped(obj, opts...)
 	if err == nil {
 		return tv, nil
 	}
 	// The object may hold a field the CRD gained after the document was read.
 	fresh, rerr := c.refresh(g, doc, schema.GroupVersionKind{})
-	if rerr != nil || fresh.kinds == doc.kinds || !fresh.kinds.has(gvk) {
+	if rerr != nil || fresh.kinds == doc.kinds || !fresh.kinds.Has(gvk) {
 		return nil, err
 	}
-	return fresh.kinds.tc.ObjectToTyped(obj, opts...)
+	return fresh.kinds.TC.ObjectToTyped(obj, opts...)
 }
 
 // TypedToObject turns a typed value back into an unstructured object.
-func (c *Cluster) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) { return toObject(tv) }
+func (c *Cluster) TypedToObject(tv *typed.TypedValue) (runtime.Object, error) {
+	return kindset.ToObject(tv)
+}
 
 func (c *Cluster) groupVersion(gv schema.GroupVersion) *groupVersion {
 	c.mu.Lock()
@@ -277,7 +281,7 @@ func (c *Cluster) refresh(g *groupVersion, seen *document, want schema.GroupVers
 			return cur, err
 		}
 		changed := next.kinds != cur.kinds
-		if changed && (want.Empty() || next.kinds.has(want)) {
+		if changed && (want.Empty() || next.kinds.Has(want)) {
 			g.doc.Store(next)
 			return next, nil
 		}
@@ -327,7 +331,7 @@ func (c *Cluster) read(g *groupVersion, prev *document, since time.Time) (*docum
 	if doc.Components != nil {
 		definitions = doc.Components.Schemas
 	}
-	k, err := newKinds(definitions, false)
+	k, err := kindset.New(definitions, false)
 	if err != nil {
 		return nil, fmt.Errorf("the OpenAPI v3 document of %s: %w", g.gv, err)
 	}

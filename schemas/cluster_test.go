@@ -136,7 +136,7 @@ func TestClusterMiss(t *testing.T) {
 		t.Fatalf("the miss was reported after %v, before the miss wait", d)
 	}
 	for _, want := range []string{"no schema for kind Sprocket (test.statusapply.io/v1)", "OpenAPI v3 document for test.statusapply.io/v1",
-		"install its CRD", "schemas.FromCRDFiles"} {
+		"install its CRD", "crdschema.FromCRDFiles"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not mention %q", err, want)
 		}

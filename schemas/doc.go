@@ -3,7 +3,7 @@
 // conditions merge per type, what each field manager owns can be extracted
 // from managedFields, and edits of unstructured objects can be diffed.
 //
-// Both sources implement managedfields.TypeConverter and plug into
+// The sources implement managedfields.TypeConverter and plug into
 // ssa.WithTypeConverter; they combine with the Applier's other converters
 // (see ssa.TypeConverters), which are asked in the order they were added:
 //
@@ -16,14 +16,16 @@
 //     controller runs is followed without a restart. A group version that was
 //     just installed may take a moment to appear; a miss waits for it (2 s by
 //     default) before it is reported.
-//   - [CRDs] builds the schemas from CustomResourceDefinition objects or their
-//     YAML manifests (apiextensions.k8s.io/v1), offline, the way the API server
-//     builds them for server-side apply. Set replaces a CRD while the
-//     controller runs, for instance from a watch on CRDs.
+//   - crdschema.CRDs, in package schemas/crdschema, builds the schemas from
+//     CustomResourceDefinition objects or their YAML manifests
+//     (apiextensions.k8s.io/v1), offline, the way the API server builds them
+//     for server-side apply. It is a package apart because that builder links
+//     much of the API server (k8s.io/apiserver, CEL, gRPC, OpenTelemetry):
+//     importing this package for Cluster does not.
 //
 // A kind neither has is a miss: the error wraps ssa.ErrNoSchema, is a
 // *MissError naming the kind, where the converter looked and which option
 // provides the schema.
 //
-// Both are safe for concurrent use.
+// Both sources are safe for concurrent use.
 package schemas

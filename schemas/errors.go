@@ -29,10 +29,6 @@ func (e *MissError) Error() string {
 // Unwrap returns ssa.ErrNoSchema.
 func (e *MissError) Unwrap() error { return ssa.ErrNoSchema }
 
-// What each source's misses suggest: the other source, among others.
-const (
-	clusterHint = "install its CRD with the version served, or give the Applier the schema from the CRD's " +
-		"manifest with ssa.WithTypeConverter(schemas.FromCRDFiles(...))"
-	crdsHint = "add its CRD (schemas.FromCRDs, FromCRDYAML, FromCRDFiles, or CRDs.Set), or read the " +
-		"schemas the API server serves with ssa.WithTypeConverter(schemas.FromCluster(cfg))"
-)
+// clusterHint is what a miss of Cluster suggests: the CRD, or the other source.
+const clusterHint = "install its CRD with the version served, or give the Applier the schema from the CRD's " +
+	"manifest with ssa.WithTypeConverter(crdschema.FromCRDFiles(...))"

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/controller/openapi/builder"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/openapi"
 	"sigs.k8s.io/yaml"
 )
@@ -206,3 +207,32 @@ func newFakeClock() *fakeClock {
 
 func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.now.Load()) }
 func (c *fakeClock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+
+// mergedConditions merges b into a with tc and returns the condition types
+// of the result: a map list keeps both sides' conditions, an atomic one only
+// b's.
+func mergedConditions(t *testing.T, tc managedfields.TypeConverter, a, b *unstructured.Unstructured) []string {
+	t.Helper()
+	ta, err := tc.ObjectToTyped(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := tc.ObjectToTyped(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := ta.Merge(tb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := tc.TypedToObject(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, _, _ := unstructured.NestedSlice(obj.(*unstructured.Unstructured).Object, "status", "conditions")
+	var types []string
+	for _, c := range list {
+		types = append(types, c.(map[string]any)["type"].(string))
+	}
+	return types
+}

@@ -1,20 +1,22 @@
 package ssa
 
 import (
-	"errors"
 	"fmt"
+
+	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // ErrInvalidInput is wrapped by every error about input statusapply refuses
 // before sending a request: nil objects, unnamed objects, unknown kinds, bad
 // field managers, configurations that name another object, invalid conditions.
-var ErrInvalidInput = errors.New("invalid input")
+var ErrInvalidInput = conflicts.ErrInvalidInput // one value: errors.Is matches either name
 
 // ErrRetriesExhausted is wrapped, together with the last 409, when a guarded
 // apply still finds the object changed after its last attempt (see
 // WithGuardBackoff). The entry was not written; flushing it again later
 // rebuilds it from a fresh read.
-var ErrRetriesExhausted = errors.New("guarded apply: retries exhausted, the object kept changing")
+var ErrRetriesExhausted = ownership.ErrRetriesExhausted // one value with the migrator's
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))

@@ -17,7 +17,7 @@ const (
 	// MainResource writes the object itself (metadata and spec).
 	MainResource Subresource = ""
 	// StatusSubresource writes the status subresource.
-	StatusSubresource Subresource = "status"
+	StatusSubresource Subresource = ownership.StatusSubresource
 )
 
 // MaxFieldManagerLength is the longest field manager name the API server accepts.

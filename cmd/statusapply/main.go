@@ -6,7 +6,7 @@ package main
 import (
 	"os"
 
-	"github.com/statusapply/statusapply/internal/cli"
+	"github.com/statusapply/statusapply/cmd/internal/cli"
 )
 
 func main() {

@@ -8,13 +8,13 @@ import (
 	. "github.com/onsi/gomega"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // env is the suite's API server, started once in BeforeSuite. Specs only read
 // it; each works in its own namespace.
-var env *testenv.Env
+var env *apiserver.Env
 
 func TestWidgets(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -23,7 +23,7 @@ func TestWidgets(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(GinkgoLogr)
-	env = suite.Start(testenv.Options{})
+	env = suite.Start(apiserver.Options{})
 	// Three controllers converging on a shared 2-core machine: give them time.
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(100 * time.Millisecond)

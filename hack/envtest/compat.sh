@@ -3,7 +3,7 @@
 #
 # For each version in hack/envtest/versions it installs kube-apiserver (and etcd) into
 # setup-envtest's per-version directory (install-version.sh; skipped when already built),
-# then runs `go test` on each envtest package (./test/... and ./examples/...), one
+# then runs `go test` on each envtest package (./test/..., ./examples/... and ./cmd/internal/clisuite), one
 # package and one version at a time, with KUBEBUILDER_ASSETS pointing at that version.
 # It prints a version x suite matrix, rewrites the generated part of
 # docs/compatibility.md, and exits non-zero when any cell failed.
@@ -11,7 +11,7 @@
 #   hack/envtest/compat.sh [--build-only]   (--build-only: install the binaries, run nothing)
 #
 #   COMPAT_VERSIONS  space-separated versions to run instead of hack/envtest/versions
-#   COMPAT_PKGS      space-separated packages to run instead of ./test/... ./examples/...
+#   COMPAT_PKGS      space-separated packages to run instead of ./test/... ./examples/... ./cmd/internal/clisuite
 #                    (with either set, docs/compatibility.md is left alone)
 #   COMPAT_LOGS      where per-cell `go test` output goes (default: $TMPDIR/statusapply-compat)
 #   COMPAT_TIMEOUT   go test -timeout per package (default 30m)
@@ -40,9 +40,9 @@ if [[ "$newest" != "$gomod" ]]; then
 	echo "compat: hack/envtest/versions ends with $newest but hack/envtest/kube-apiserver/go.mod builds $gomod" >&2
 	exit 2
 fi
-label=$(awk -F'"' '/^const KubernetesVersion/ { print $2 }' test/testenv/testenv.go 2>/dev/null || true)
+label=$(awk -F'"' '/^const KubernetesVersion/ { print $2 }' internal/apiserver/apiserver.go 2>/dev/null || true)
 if [[ -n "$label" && "$label" != "$newest" ]]; then
-	echo "compat: warning: test/testenv.KubernetesVersion is $label, hack/envtest/versions ends with $newest" >&2
+	echo "compat: warning: internal/apiserver.KubernetesVersion is $label, hack/envtest/versions ends with $newest" >&2
 fi
 
 if [[ -n "${COMPAT_VERSIONS:-}" ]]; then
@@ -53,7 +53,7 @@ fi
 if [[ -n "${COMPAT_PKGS:-}" ]]; then
 	read -r -a pkg_args <<<"$COMPAT_PKGS"
 else
-	pkg_args=(./test/... ./examples/...)
+	pkg_args=(./test/... ./examples/... ./cmd/internal/clisuite)
 fi
 # Only packages with tests; helper packages have none.
 mapfile -t pkgs < <(go list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}}{{end}}' "${pkg_args[@]}" | sed '/^$/d')

@@ -135,7 +135,7 @@ var _ = Describe("field-manager conflicts from a real API server", func() {
 		predicted, reported, err := predictThenApply(ctx, "network", statusIntent(key, cond{"Ready", metav1.ConditionFalse, "Up"}), conflicts.AssumeUntracked())
 		Expect(err).To(HaveOccurred())
 		AddReportEntry("server message", err.Error())
-		want := []record{{conflicts.BeforeFirstApply, "Update", "status", "demo.statusapply.io/v1alpha1", `.status.conditions[type="Ready"].status`, "Ready"}}
+		want := []record{{ownership.BeforeFirstApplyManager, "Update", "status", "demo.statusapply.io/v1alpha1", `.status.conditions[type="Ready"].status`, "Ready"}}
 		Expect(records(reported)).To(Equal(want))
 		Expect(records(predicted)).To(Equal(want))
 	})

@@ -19,10 +19,10 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -70,7 +70,7 @@ var _ = Describe("a yielding writer keeps the conditions it still owns", func() 
 	var (
 		ns       string
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 	)
 
 	BeforeEach(func(ctx context.Context) {

@@ -11,8 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 var _ = Describe("writers contending for one object's status", func() {
@@ -79,7 +79,7 @@ var _ = Describe("writers contending for one object's status", func() {
 		var second *rest.Config
 
 		BeforeAll(func(ctx context.Context) {
-			dir, err := testenv.BinaryAssetsDirectory()
+			dir, err := apiserver.BinaryAssetsDirectory()
 			Expect(err).NotTo(HaveOccurred())
 			s2 := &envtest.APIServer{
 				EtcdURL: env.Environment().ControlPlane.Etcd.URL,

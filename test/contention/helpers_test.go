@@ -17,9 +17,9 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -40,8 +40,8 @@ type writer struct {
 	condType  string
 	attrKey   string
 	client    client.Client
-	requests  *testenv.Requests
-	responses *testenv.Responses
+	requests  *apiserver.Requests
+	responses *apiserver.Responses
 	applier   *ssa.Applier
 }
 
@@ -50,7 +50,7 @@ type writer struct {
 func newWriters(cfgs ...*rest.Config) []*writer {
 	var out []*writer
 	for i := range writerCount {
-		cfg, responses := testenv.WithResponses(cfgs[i%len(cfgs)])
+		cfg, responses := apiserver.WithResponses(cfgs[i%len(cfgs)])
 		c, requests, err := env.CountingClientFor(cfg)
 		Expect(err).NotTo(HaveOccurred())
 		a, err := widgets.NewApplier(c)

@@ -10,11 +10,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
-var env *testenv.Env
+var env *apiserver.Env
 
 func TestContention(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -22,5 +22,5 @@ func TestContention(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	env = suite.Start(testenv.Options{})
+	env = suite.Start(apiserver.Options{})
 })

@@ -13,15 +13,15 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/config/crd"
-	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/internal/apiserver"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // newApplier returns an Applier for the example API through a client whose
 // requests are counted.
-func newApplier(opts ...ssa.Option) (*ssa.Applier, *testenv.Requests) {
+func newApplier(opts ...ssa.Option) (*ssa.Applier, *apiserver.Requests) {
 	c, requests, err := env.CountingClient()
 	Expect(err).NotTo(HaveOccurred())
 	a, err := widgets.NewApplier(c, opts...)
@@ -87,7 +87,7 @@ func newConditionedApplier() (*ssa.Applier, client.Client) {
 	Expect(err).NotTo(HaveOccurred())
 	crds, err := crd.CRDs()
 	Expect(err).NotTo(HaveOccurred())
-	tc, err := schemas.FromCRDs(crds...)
+	tc, err := crdschema.FromCRDs(crds...)
 	Expect(err).NotTo(HaveOccurred())
 	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(nil))
 	Expect(err).NotTo(HaveOccurred())

@@ -17,9 +17,9 @@ import (
 	"github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ctrlbatch"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -31,7 +31,7 @@ var _ = Describe("ctrlbatch.Wrap", func() {
 	var (
 		ns       string
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 	)
 
 	BeforeEach(func(ctx context.Context) {

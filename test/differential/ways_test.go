@@ -15,8 +15,8 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -24,7 +24,7 @@ import (
 type prepared struct {
 	key      client.ObjectKey
 	client   client.Client
-	requests *testenv.Requests
+	requests *apiserver.Requests
 	// applier made the scenario's writes: it remembers what each manager
 	// applied through it.
 	applier *ssa.Applier

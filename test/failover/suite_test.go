@@ -21,8 +21,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // Broken set-ups the controls run, selected with SOAK_BROKEN.
@@ -43,7 +43,7 @@ type config struct {
 }
 
 var (
-	env        *testenv.Env
+	env        *apiserver.Env
 	cfg        config
 	binary     string // the example manager, built for the suite
 	kubeconfig string // a kubeconfig file for the replicas
@@ -84,7 +84,7 @@ var _ = BeforeSuite(func() {
 	// with the same port and CA, so the replicas reconnect.
 	certs := filepath.Join(dir, "certs")
 	Expect(os.Mkdir(certs, 0o700)).To(Succeed())
-	env = suite.Start(testenv.Options{APIServerCertDir: certs})
+	env = suite.Start(apiserver.Options{APIServerCertDir: certs})
 
 	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "widgets", Groups: []string{"system:masters"}}, nil)
 	Expect(err).NotTo(HaveOccurred())

@@ -20,9 +20,9 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -147,7 +147,7 @@ var _ = Describe("faults around a Flush", func() {
 
 		// Another writer changes the object right before each of this
 		// controller's status applies, so every guarded attempt is stale.
-		cfg, responses := testenv.WithResponses(env.Config)
+		cfg, responses := apiserver.WithResponses(env.Config)
 		base, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
 		Expect(err).NotTo(HaveOccurred())
 		var interfere atomic.Bool

@@ -9,8 +9,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -18,15 +18,15 @@ import (
 // requests and responses, and an Applier through it.
 type writer struct {
 	client    client.Client
-	requests  *testenv.Requests
-	responses *testenv.Responses
+	requests  *apiserver.Requests
+	responses *apiserver.Responses
 	applier   *ssa.Applier
 }
 
 // newWriter returns a writer acting as cfg's user.
 func newWriter(cfg *rest.Config, opts ...ssa.Option) *writer {
 	GinkgoHelper()
-	cfg, responses := testenv.WithResponses(cfg)
+	cfg, responses := apiserver.WithResponses(cfg)
 	c, requests, err := env.CountingClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	return &writer{client: c, requests: requests, responses: responses, applier: newApplier(c, opts...)}

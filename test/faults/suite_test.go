@@ -11,11 +11,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
-var env *testenv.Env
+var env *apiserver.Env
 
 func TestFaults(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -29,5 +29,5 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	// Registered first, so it runs last: after the API server has stopped.
 	DeferCleanup(os.RemoveAll, dir)
-	env = suite.Start(testenv.Options{APIServerCertDir: dir})
+	env = suite.Start(apiserver.Options{APIServerCertDir: dir})
 })

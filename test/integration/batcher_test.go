@@ -24,9 +24,9 @@ import (
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -34,7 +34,7 @@ var _ = Describe("Batch", func() {
 	var (
 		ns       string
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 	)
 
 	BeforeEach(func(ctx context.Context) {

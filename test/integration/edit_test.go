@@ -17,10 +17,10 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -46,7 +46,7 @@ var _ = Describe("Edits written for merge patches", func() {
 	var (
 		ns       string
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 	)
 
 	BeforeEach(func(ctx context.Context) {
@@ -197,7 +197,7 @@ var _ = Describe("Edits written for merge patches", func() {
 		fresh, _, freshRequests := newApplier()
 		for name, run := range map[string]struct {
 			a        *ssa.Applier
-			requests *testenv.Requests
+			requests *apiserver.Requests
 		}{"remembering": {applier, requests}, "fresh": {fresh, freshRequests}} {
 			By(name + " Applier")
 			b := batcher.New(run.a)

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"errors"
 	"time"
 
 	"context"
@@ -10,13 +9,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
 // newApplier returns an Applier through a counting client for the example API.
-func newApplier(opts ...ssa.Option) (*ssa.Applier, client.Client, *testenv.Requests) {
+func newApplier(opts ...ssa.Option) (*ssa.Applier, client.Client, *apiserver.Requests) {
 	c, requests, err := env.CountingClient()
 	Expect(err).NotTo(HaveOccurred())
 	a, err := widgets.NewApplier(c, opts...)
@@ -25,7 +24,7 @@ func newApplier(opts ...ssa.Option) (*ssa.Applier, client.Client, *testenv.Reque
 }
 
 // newApplierCounted is newApplier for specs that only need the request counts.
-func newApplierCounted(opts ...ssa.Option) (*ssa.Applier, *testenv.Requests) {
+func newApplierCounted(opts ...ssa.Option) (*ssa.Applier, *apiserver.Requests) {
 	a, _, requests := newApplier(append([]ssa.Option{ssa.WithRegisterer(nil)}, opts...)...)
 	return a, requests
 }
@@ -56,5 +55,3 @@ func sleepPastSecond() {
 	now := time.Now()
 	time.Sleep(now.Truncate(time.Second).Add(time.Second + 10*time.Millisecond).Sub(now))
 }
-
-var errFalseClaim = errors.New("the claim does not hold")

@@ -20,10 +20,10 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -212,7 +212,7 @@ var _ = Describe("what the Applier remembers of what a manager owns", func() {
 	})
 
 	It("rebuilds a guarded entry on a fresh read and remembers only what landed", func(ctx context.Context) {
-		cfg, responses := testenv.WithResponses(env.Config)
+		cfg, responses := apiserver.WithResponses(env.Config)
 		c, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
 		Expect(err).NotTo(HaveOccurred())
 		var interfere atomic.Bool
@@ -246,7 +246,7 @@ var _ = Describe("what the Applier remembers of what a manager owns", func() {
 		By("a steady reconcile on what landed sends nothing")
 		responses.Reset()
 		Expect(reconcile(ctx, a, key, "planner", widgets.PlanFor("p1", "provision"))).To(Equal(0))
-		Expect(responses.String()).To(Equal((&testenv.Responses{}).String()), "no request")
+		Expect(responses.String()).To(Equal((&apiserver.Responses{}).String()), "no request")
 
 		By("the control: a memory that kept the refused intent skips the retry, and no plan is ever written")
 		ctl := client.ObjectKeyFromObject(createWidget(ctx, ns, "guarded-control"))

@@ -18,10 +18,10 @@ import (
 
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -49,7 +49,7 @@ var _ = Describe("conflict policies at Flush", func() {
 		key      client.ObjectKey
 		recorder *events
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 		results  []ssa.Result
 	)
 

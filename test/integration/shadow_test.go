@@ -24,10 +24,10 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ctrlbatch"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/internal/metricstest"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -143,7 +143,7 @@ func divergenceSeries(condType, field, change string) string {
 
 // apiRequests are the requests counted, discovery (the REST mapper's first
 // look at the kind) left out.
-func apiRequests(r *testenv.Requests) map[string]int {
+func apiRequests(r *apiserver.Requests) map[string]int {
 	out := r.Snapshot()
 	delete(out, "discovery")
 	return out
@@ -163,7 +163,7 @@ var _ = Describe("shadow mode", func() {
 		reg      *prometheus.Registry
 		recorder *events
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 		reports  *shadowReports
 	)
 

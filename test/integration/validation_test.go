@@ -19,9 +19,9 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -33,7 +33,7 @@ var _ = Describe("Input the API server would refuse", func() {
 	var (
 		ns       string
 		applier  *ssa.Applier
-		requests *testenv.Requests
+		requests *apiserver.Requests
 	)
 
 	BeforeEach(func(ctx context.Context) {

@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -21,7 +22,7 @@ var _ = Describe("objects that were never tracked", func() {
 
 	// The conditions go to their writers and the rest of before-first-apply
 	// (the phase) to summary: every field keeps an owner.
-	plan := ownership.Plan{
+	plan := fleet.Plan{
 		Conditions:    map[string]string{"A": "readiness", "B": "networking"},
 		Managers:      map[string]string{ownership.BeforeFirstApplyManager: "summary"},
 		ReleaseShared: true,
@@ -37,7 +38,7 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(err).To(MatchError(ownership.ErrNoManagedFields), "no managedFields is not \"owns nothing\"")
 
 		By("a dry run shows the server's attribution without storing it")
-		dry, err := ownership.NewMigrator(env.Client, plan)
+		dry, err := fleet.NewMigrator(env.Client, plan)
 		Expect(err).NotTo(HaveOccurred())
 		res, err := dry.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())
@@ -49,7 +50,7 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
 
 		By("the real run seeds, then migrates")
-		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		res, err = m.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())
@@ -58,7 +59,7 @@ var _ = Describe("objects that were never tracked", func() {
 		o := inspect(ctx, key)
 		Expect(o.ConditionTypes()).To(Equal(map[string][]string{"readiness": {"A"}, "networking": {"B"}}))
 		Expect(o.Managers(ownership.BeforeFirstApplyManager)).To(BeEmpty(), "before-first-apply is cleaned up")
-		Expect(o.Managers(ownership.DefaultSeedManager)).To(BeEmpty(), "the seeding apply owns nothing")
+		Expect(o.Managers(fleet.DefaultSeedManager)).To(BeEmpty(), "the seeding apply owns nothing")
 
 		By("the apply managers change and remove their types without force")
 		Expect(widgets.ApplyConditions(ctx, env.Client, key, "readiness", widgets.CS("A", "False"))).To(Succeed())
@@ -83,7 +84,7 @@ var _ = Describe("objects that were never tracked", func() {
 		Expect(apierrors.IsConflict(err)).To(BeTrue(), "expected a conflict, got %v", err)
 		Expect(err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
 
-		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		res, err := m.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())

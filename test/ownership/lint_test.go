@@ -12,29 +12,29 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/config/crd"
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 )
 
 var _ = Describe("CRD lint", func() {
 	It("flags Gadget's atomic conditions and passes Widget, from the embedded manifests", func() {
 		files, err := crd.Files()
 		Expect(err).NotTo(HaveOccurred())
-		var findings []ownership.Finding
+		var findings []fleet.Finding
 		for _, name := range slices.Sorted(maps.Keys(files)) {
-			f, err := ownership.LintManifest(name, files[name])
+			f, err := fleet.LintManifest(name, files[name])
 			Expect(err).NotTo(HaveOccurred())
 			findings = append(findings, f...)
 		}
 		for _, f := range findings {
 			GinkgoWriter.Println(f)
 		}
-		Expect(ownership.HasErrors(findings)).To(BeTrue())
+		Expect(fleet.HasErrors(findings)).To(BeTrue())
 		Expect(findings).To(ConsistOf(
 			And(HaveField("File", "demo.statusapply.io_gadgets.yaml"), HaveField("CRD", "gadgets.demo.statusapply.io"),
 				HaveField("Version", "v1alpha1"), HaveField("Path", "status.conditions"),
-				HaveField("Severity", ownership.SeverityError), HaveField("Message", ContainSubstring("+listType=map"))),
+				HaveField("Severity", fleet.SeverityError), HaveField("Message", ContainSubstring("+listType=map"))),
 			And(HaveField("File", "demo.statusapply.io_widgets.yaml"), HaveField("CRD", "widgets.demo.statusapply.io"),
-				HaveField("Path", "status.plan.steps"), HaveField("Severity", ownership.SeverityWarning)),
+				HaveField("Path", "status.plan.steps"), HaveField("Severity", fleet.SeverityWarning)),
 		))
 	})
 
@@ -47,9 +47,9 @@ var _ = Describe("CRD lint", func() {
 		Expect(c.Get(ctx, client.ObjectKey{Name: "widgets.demo.statusapply.io"}, widgets)).To(Succeed())
 		Expect(c.Get(ctx, client.ObjectKey{Name: "gadgets.demo.statusapply.io"}, gadgets)).To(Succeed())
 
-		Expect(ownership.HasErrors(ownership.LintCRDs(widgets))).To(BeFalse())
-		findings := ownership.LintCRDs(gadgets)
-		Expect(findings).To(ConsistOf(And(HaveField("Path", "status.conditions"), HaveField("Severity", ownership.SeverityError),
+		Expect(fleet.HasErrors(fleet.LintCRDs(widgets))).To(BeFalse())
+		findings := fleet.LintCRDs(gadgets)
+		Expect(findings).To(ConsistOf(And(HaveField("Path", "status.conditions"), HaveField("Severity", fleet.SeverityError),
 			HaveField("File", ""))))
 	})
 })

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/test/suite"
 )
 
@@ -29,7 +29,7 @@ var _ = Describe("ListObjects", func() {
 		c, requests, err := env.CountingClient()
 		Expect(err).NotTo(HaveOccurred())
 		var names []string
-		for obj, err := range ownership.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)) {
+		for obj, err := range fleet.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)) {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(obj.GetManagedFields()).NotTo(BeEmpty(), "read from the API server, managedFields included")
 			names = append(names, obj.GetName())
@@ -39,7 +39,7 @@ var _ = Describe("ListObjects", func() {
 
 		By("a caller that stops after the first object ends the listing there: no page beyond the next is read")
 		requests.Reset()
-		for _, err := range ownership.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)) {
+		for _, err := range fleet.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)) {
 			Expect(err).NotTo(HaveOccurred())
 			break
 		}
@@ -47,12 +47,12 @@ var _ = Describe("ListObjects", func() {
 		Expect(requests.Count("get")).To(BeNumerically("<=", 2))
 
 		By("an unknown kind is one error, not an empty fleet")
-		r, err := ownership.Audit(ownership.ListObjects(ctx, c, v1alpha1.SchemeGroupVersion.WithKind("Nothing"), 2), ownership.AuditOptions{})
+		r, err := fleet.Audit(fleet.ListObjects(ctx, c, v1alpha1.SchemeGroupVersion.WithKind("Nothing"), 2), fleet.AuditOptions{})
 		Expect(err).To(HaveOccurred())
 		Expect(r).To(BeNil())
 
 		By("the audit of the pages")
-		r, err = ownership.Audit(ownership.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)), ownership.AuditOptions{})
+		r, err = fleet.Audit(fleet.ListObjects(ctx, c, gvk, 2, client.InNamespace(ns)), fleet.AuditOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(r.Objects).To(Equal(5))
 		Expect(r.ActiveLegacyWriters).To(HaveLen(1))

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -34,14 +35,14 @@ var _ = Describe("migrating many objects", func() {
 		// One object vanishes between the list and the migration.
 		list.Items = append(list.Items, v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone"}})
 
-		var seen []ownership.Progress
-		m, err := ownership.NewMigrator(env.Client,
-			ownership.Plan{
+		var seen []fleet.Progress
+		m, err := fleet.NewMigrator(env.Client,
+			fleet.Plan{
 				Conditions: map[string]string{"A": "readiness", "B": "networking"},
 				Managers:   map[string]string{legacyManager: "summary"},
 			},
-			ownership.WithDryRun(false),
-			ownership.WithProgress(func(p ownership.Progress) { seen = append(seen, p) }))
+			fleet.WithDryRun(false),
+			fleet.WithProgress(func(p fleet.Progress) { seen = append(seen, p) }))
 		Expect(err).NotTo(HaveOccurred())
 
 		report, err := m.MigrateList(ctx, list)

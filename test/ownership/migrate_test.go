@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -50,8 +51,8 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 
 	It("hands a whole legacy manager to one apply manager (csaupgrade)", func(ctx context.Context) {
 		key := legacyObject(ctx, "whole")
-		m, err := ownership.NewMigrator(env.Client, ownership.Plan{Managers: map[string]string{legacyManager: "readiness"}},
-			ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, fleet.Plan{Managers: map[string]string{legacyManager: "readiness"}},
+			fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 
 		res, err := m.Migrate(ctx, &v1alpha1.Widget{ObjectMeta: metaOf(key)})
@@ -72,13 +73,13 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 
 	It("splits a legacy owner's conditions among two apply managers", func(ctx context.Context) {
 		key := legacyObject(ctx, "split")
-		plan := ownership.Plan{
+		plan := fleet.Plan{
 			Conditions: map[string]string{"A": "readiness", "B": "networking"},
 			Managers:   map[string]string{legacyManager: "summary"},
 		}
 
 		By("a dry run reports the new ownership and writes nothing")
-		dry, err := ownership.NewMigrator(env.Client, plan)
+		dry, err := fleet.NewMigrator(env.Client, plan)
 		Expect(err).NotTo(HaveOccurred())
 		before := getWidget(ctx, key)
 		res, err := dry.Migrate(ctx, before)
@@ -93,7 +94,7 @@ var _ = Describe("migrating a legacy merge-patch writer", func() {
 		Expect(after.ManagedFields).To(Equal(before.ManagedFields))
 
 		By("the real run writes what the dry run showed")
-		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		res, err = m.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())

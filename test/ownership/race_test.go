@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -22,7 +23,7 @@ var _ = Describe("a write racing the migration", func() {
 		key client.ObjectKey
 	)
 
-	plan := ownership.Plan{Conditions: map[string]string{"A": "readiness", "B": "networking", "C": "readiness"}}
+	plan := fleet.Plan{Conditions: map[string]string{"A": "readiness", "B": "networking", "C": "readiness"}}
 
 	BeforeEach(func(ctx context.Context) {
 		ns = suite.Namespace(ctx, env)
@@ -55,7 +56,7 @@ var _ = Describe("a write racing the migration", func() {
 		c, conflicts := racingClient(1, func(ctx context.Context, _ int) {
 			legacyWrite(ctx, key, "", widgets.CS("C", "False"))
 		})
-		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(c, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 
 		res, err := m.Migrate(ctx, getWidget(ctx, key))
@@ -73,7 +74,7 @@ var _ = Describe("a write racing the migration", func() {
 		c, conflicts := racingClient(100, func(ctx context.Context, i int) {
 			legacyWrite(ctx, key, "", widgets.CS(fmt.Sprintf("Race%d", i), "True"))
 		})
-		m, err := ownership.NewMigrator(c, plan, ownership.WithDryRun(false), ownership.WithAttempts(3))
+		m, err := fleet.NewMigrator(c, plan, fleet.WithDryRun(false), fleet.WithAttempts(3))
 		Expect(err).NotTo(HaveOccurred())
 
 		_, err = m.Migrate(ctx, getWidget(ctx, key))

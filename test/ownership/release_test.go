@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -41,16 +42,16 @@ var _ = Describe("no migration leaves a live condition without an owner", func()
 		return key
 	}
 
-	migrate := func(ctx context.Context, key client.ObjectKey, plan ownership.Plan) {
+	migrate := func(ctx context.Context, key client.ObjectKey, plan fleet.Plan) {
 		GinkgoHelper()
-		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		res, err := m.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res.Changed).To(BeTrue())
 	}
 
-	plan := ownership.Plan{Conditions: map[string]string{"A": "wa"}, ReleaseShared: true}
+	plan := fleet.Plan{Conditions: map[string]string{"A": "wa"}, ReleaseShared: true}
 
 	It("keeps the legacy writer's condition when an apply manager changes and removes its own", func(ctx context.Context) {
 		key := untrackedLegacy(ctx, "w", widgets.CS("A", "True", "L", "True"))
@@ -69,7 +70,7 @@ var _ = Describe("no migration leaves a live condition without an owner", func()
 		expectEveryStatusFieldOwned(ctx, key)
 
 		By("a second migration changes nothing")
-		m, err := ownership.NewMigrator(env.Client, plan, ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client, plan, fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		res, err := m.Migrate(ctx, getWidget(ctx, key))
 		Expect(err).NotTo(HaveOccurred())
@@ -90,7 +91,7 @@ var _ = Describe("no migration leaves a live condition without an owner", func()
 
 	It("loses the condition when the legacy fields are left unowned (the control)", func(ctx context.Context) {
 		key := untrackedLegacy(ctx, "control", widgets.CS("A", "True", "L", "True"))
-		migrate(ctx, key, ownership.Plan{Conditions: map[string]string{"A": "wa"}})
+		migrate(ctx, key, fleet.Plan{Conditions: map[string]string{"A": "wa"}})
 
 		// What releasing every legacy field did: before-first-apply's
 		// entry is gone, L and the phase stay on the object unowned.
@@ -128,9 +129,9 @@ var _ = Describe("no migration leaves a live condition without an owner", func()
 
 		list := &v1alpha1.WidgetList{}
 		Expect(env.Client.List(ctx, list, client.InNamespace(ns))).To(Succeed())
-		m, err := ownership.NewMigrator(env.Client,
-			ownership.Plan{Conditions: map[string]string{"A": "wa", "B": "wb", "C": "wc"}, ReleaseShared: true},
-			ownership.WithDryRun(false))
+		m, err := fleet.NewMigrator(env.Client,
+			fleet.Plan{Conditions: map[string]string{"A": "wa", "B": "wb", "C": "wc"}, ReleaseShared: true},
+			fleet.WithDryRun(false))
 		Expect(err).NotTo(HaveOccurred())
 		report, err := m.MigrateList(ctx, list)
 		Expect(err).NotTo(HaveOccurred())

@@ -13,8 +13,8 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -27,13 +27,13 @@ const planner = "planner"
 // serialises it with the other one.
 type reconciler struct {
 	client    client.Client
-	requests  *testenv.Requests
-	responses *testenv.Responses
+	requests  *apiserver.Requests
+	responses *apiserver.Responses
 	applier   *ssa.Applier
 }
 
 func newReconciler() *reconciler {
-	cfg, responses := testenv.WithResponses(env.Config)
+	cfg, responses := apiserver.WithResponses(env.Config)
 	c, requests, err := env.CountingClientFor(cfg)
 	Expect(err).NotTo(HaveOccurred())
 	a, err := widgets.NewApplier(c)

@@ -18,10 +18,11 @@ import (
 
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conditions"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // The two field managers and their condition types.
@@ -62,7 +63,7 @@ var sources = []source{
 }
 
 func fromYAML(crd *apiextensionsv1.CustomResourceDefinition) managedfields.TypeConverter {
-	c, err := schemas.FromCRDs(crd)
+	c, err := crdschema.FromCRDs(crd)
 	Expect(err).NotTo(HaveOccurred())
 	return c
 }
@@ -135,7 +136,7 @@ func ownsGear(obj *unstructured.Unstructured, manager, name string) bool {
 func sprocketCRD() *apiextensionsv1.CustomResourceDefinition {
 	data, err := os.ReadFile(sprocketManifest)
 	Expect(err).NotTo(HaveOccurred())
-	crds, err := ownership.DecodeCRDs(sprocketManifest, data)
+	crds, err := schemas.DecodeCRDs(sprocketManifest, data)
 	Expect(err).NotTo(HaveOccurred())
 	Expect(crds).To(HaveLen(1))
 	return crds[0]
@@ -156,7 +157,7 @@ func installCopy(group string) *apiextensionsv1.CustomResourceDefinition {
 // requests are counted.
 type writer struct {
 	applier  *ssa.Applier
-	requests *testenv.Requests
+	requests *apiserver.Requests
 }
 
 func newWriter(tc managedfields.TypeConverter) writer {

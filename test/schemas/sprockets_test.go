@@ -16,6 +16,7 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conditions"
 	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/crdschema"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 )
@@ -100,7 +101,7 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 					crd = current
 					return nil
 				}).Should(Succeed())
-				if offline, ok := tc.(*schemas.CRDs); ok {
+				if offline, ok := tc.(*crdschema.CRDs); ok {
 					// What a watch on CRDs would do for an offline converter.
 					Expect(offline.Set(crd)).To(Succeed())
 				}
@@ -218,7 +219,7 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 
 	It("says which kind has no schema and how to provide one", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
-		offline, err := schemas.FromCRDFiles(sprocketManifest)
+		offline, err := crdschema.FromCRDFiles(sprocketManifest)
 		Expect(err).NotTo(HaveOccurred())
 		w := newWriter(offline)
 
@@ -242,7 +243,7 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 			"sprockets.test.statusapply.io",
 			"WithTypeConverter",
 			"schemas.FromCluster",
-			"schemas.FromCRDFiles",
+			"crdschema.FromCRDFiles",
 		} {
 			Expect(err.Error()).To(ContainSubstring(want))
 		}
@@ -255,7 +256,7 @@ var _ = Describe("Status of a CRD known only from its YAML", func() {
 	// control applies the same Mutator through an Applier that has it.
 	It("refuses a Mutator on a kind without a schema as it refuses an Edit", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
-		offline, err := schemas.FromCRDFiles(sprocketManifest)
+		offline, err := crdschema.FromCRDFiles(sprocketManifest)
 		Expect(err).NotTo(HaveOccurred())
 		widget := &unstructured.Unstructured{}
 		widget.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))

@@ -1,6 +1,6 @@
 // Package schemas holds envtest specs for writing the status of a custom
 // resource known only from its CRD's YAML, with schemas read from the API
-// server (schemas.FromCluster) or built from the manifest (schemas.FromCRDFiles).
+// server (schemas.FromCluster) or built from the manifest (crdschema.FromCRDFiles).
 package schemas
 
 import (
@@ -11,14 +11,14 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 // sprocketManifest is the Sprocket CRD: YAML only, no Go types.
 const sprocketManifest = "testdata/test.statusapply.io_sprockets.yaml"
 
-var env *testenv.Env
+var env *apiserver.Env
 
 func TestSchemas(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -26,7 +26,7 @@ func TestSchemas(t *testing.T) {
 }
 
 var _ = BeforeSuite(func() {
-	env = suite.Start(testenv.Options{})
+	env = suite.Start(apiserver.Options{})
 
 	_, err := envtest.InstallCRDs(env.Config, envtest.CRDInstallOptions{Paths: []string{sprocketManifest}, ErrorIfPathMissing: true})
 	Expect(err).NotTo(HaveOccurred())

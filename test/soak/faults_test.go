@@ -22,7 +22,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -187,7 +187,7 @@ func (r *run) ensure(ctx context.Context, o int) error {
 // back and stops it.
 func (in *injector) secondServer(ctx context.Context, f fault) {
 	r := in.r
-	dir, err := testenv.BinaryAssetsDirectory()
+	dir, err := apiserver.BinaryAssetsDirectory()
 	if err != nil {
 		r.fail("second API server: %v", err)
 		return

@@ -8,8 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -21,8 +21,8 @@ type process struct {
 	http      *http.Client
 	client    client.Client
 	applier   *ssa.Applier
-	requests  *testenv.Requests
-	responses *testenv.Responses
+	requests  *apiserver.Requests
+	responses *apiserver.Responses
 }
 
 // newProcess builds a process talking to cfg. Client-side rate limiting is
@@ -32,13 +32,13 @@ func newProcess(name string, cfg *rest.Config, funcs *interceptor.Funcs, opts ..
 	cfg = rest.CopyConfig(cfg)
 	cfg.QPS, cfg.Burst = -1, 0
 	cfg.Timeout = requestTimeout
-	cfg, responses := testenv.WithResponses(cfg)
-	cfg, requests := testenv.WithRequests(cfg)
+	cfg, responses := apiserver.WithResponses(cfg)
+	cfg, requests := apiserver.WithRequests(cfg)
 	hc, err := rest.HTTPClientFor(cfg)
 	if err != nil {
 		return nil, err
 	}
-	scheme, err := testenv.NewScheme()
+	scheme, err := apiserver.NewScheme()
 	if err != nil {
 		return nil, err
 	}

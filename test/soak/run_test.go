@@ -23,8 +23,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
-	"github.com/statusapply/statusapply/test/testenv"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
@@ -52,7 +52,7 @@ const (
 // run is one soak run's shared state.
 type run struct {
 	cfg   config
-	env   *testenv.Env
+	env   *apiserver.Env
 	ns    string
 	names []string
 	out   io.Writer
@@ -289,7 +289,7 @@ func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // soak runs the writers for cfg.duration under the seed's faults, then a quiet
 // phase in which everything queued must land, and reports what it saw.
-func soak(ctx context.Context, e *testenv.Env, cfg config, out io.Writer) (*report, error) {
+func soak(ctx context.Context, e *apiserver.Env, cfg config, out io.Writer) (*report, error) {
 	runtime.GC()
 	before := runtime.NumGoroutine()
 	// Every goroutine running now is the suite's; any the run leaves behind
@@ -491,7 +491,7 @@ func (r *run) writers(proxied *rest.Config) ([]*writer, *checkerProcess, error) 
 		return nil, nil, err
 	}
 	r.mu.Lock()
-	r.processes = append(r.processes, &process{name: "checker", http: hc, requests: &testenv.Requests{}, responses: &testenv.Responses{}})
+	r.processes = append(r.processes, &process{name: "checker", http: hc, requests: &apiserver.Requests{}, responses: &apiserver.Responses{}})
 	r.mu.Unlock()
 	return ws, &checkerProcess{cfg: checkerCfg, http: hc}, nil
 }

@@ -15,12 +15,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/test/suite"
-	"github.com/statusapply/statusapply/test/testenv"
 )
 
 var (
-	env *testenv.Env
+	env *apiserver.Env
 	cfg config
 )
 
@@ -49,5 +49,5 @@ var _ = BeforeSuite(func() {
 	dir, err := os.MkdirTemp("", "statusapply-soak-")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(os.RemoveAll, dir)
-	env = suite.Start(testenv.Options{APIServerCertDir: dir})
+	env = suite.Start(apiserver.Options{APIServerCertDir: dir})
 })

@@ -1,6 +1,6 @@
 // Package suite holds the Ginkgo side of the envtest harness: one API server per
 // suite, one namespace per spec, both cleaned up also when a spec fails. It is
-// kept apart from testenv so that programs starting an API server (the demo) do
+// kept apart from internal/apiserver so that programs starting an API server (the demo) do
 // not link Ginkgo.
 package suite
 
@@ -11,15 +11,15 @@ import (
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 
-	"github.com/statusapply/statusapply/test/testenv"
+	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
-// Start starts a testenv.Env for a Ginkgo suite. Call it from BeforeSuite: it
+// Start starts a apiserver.Env for a Ginkgo suite. Call it from BeforeSuite: it
 // registers its Stop with DeferCleanup, so the API server stops after the
 // suite, also when specs or the suite set-up fail.
-func Start(opts testenv.Options) *testenv.Env {
+func Start(opts apiserver.Options) *apiserver.Env {
 	ginkgo.GinkgoHelper()
-	env, err := testenv.Start(opts)
+	env, err := apiserver.Start(opts)
 	ginkgo.DeferCleanup(func() error { return env.Stop() })
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "starting the API server")
 	return env
@@ -27,7 +27,7 @@ func Start(opts testenv.Options) *testenv.Env {
 
 // Namespace creates a namespace for the current spec and deletes it when the
 // spec ends. Call it from BeforeEach or an It.
-func Namespace(ctx context.Context, e *testenv.Env) string {
+func Namespace(ctx context.Context, e *apiserver.Env) string {
 	ginkgo.GinkgoHelper()
 	prefix := strings.ToLower(strings.ReplaceAll(ginkgo.CurrentSpecReport().LeafNodeText, " ", "-"))
 	prefix = strings.Trim(filterDNS(prefix), "-")

@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/fleet"
+)
+
+const migrateLong = `Move status ownership from legacy writers (Update on the status subresource,
+such as JSON merge patches, and the API server's before-first-apply) to
+server-side-apply field managers, so that each apply manager can change and
+remove its own conditions without conflicts and without forcing.
+
+  --from LEGACY=MANAGER      MANAGER takes over every status field LEGACY still
+                             holds (after the --condition moves)
+  --condition TYPE=MANAGER   MANAGER takes over condition TYPE from every legacy
+                             writer: splits one legacy writer among several
+  --release-shared           legacy writers give up the status fields another
+                             manager also owns after the moves; a field only a
+                             legacy writer holds keeps it as its owner
+
+Only managedFields are rewritten, guarded by the object's resourceVersion;
+objects that change meanwhile are read again and retried. An object without
+managedFields is seeded first. The default is a dry run that writes nothing;
+--apply writes. Running it again is a no-op. Every object is attempted, up
+to --concurrency at a time: failures are reported per object, once each. An
+object that fails because the API server cannot be reached (connection
+refused or reset, a timeout) stops the run: the objects after it are not
+attempted, unless --continue-on-error.
+
+Output: for named objects, the ownership before and after each one; for
+lists, the failures; -o wide prints one line per object, then every object's
+ownership before and after. -o json and -o yaml print a MigrationList
+(cli.statusapply.io/v1alpha1); -o name prints the objects that changed (or
+would, in a dry run). The summary line and progress go to stderr, so that
+stdout holds only the output asked for; progress redraws one line when
+stderr is a terminal and objects are listed, or prints a line per object
+with --progress.
+
+The plan is checked against the selected objects before anything is written.
+Refused as a usage error: a --from manager that is a legacy writer on none of
+them while legacy writers still hold status fields there (the error names
+them; --allow-missing-source accepts it), a --condition type no legacy writer
+holds (the same), and a destination that is a legacy writer's name. A
+destination that is an apply manager on none of them is a new field manager
+or a misspelling: a warning, refused under --exit-code, unless named with
+--new-destination.
+
+Exit codes: 0 done (or a dry run); 1 with --exit-code, a dry run that would
+change something; 2 usage errors, plans that match nothing, destinations
+that apply nowhere under --exit-code, objects that failed to migrate, a run
+stopped because the API server could not be reached, and every other error.`
+
+const migrateExample = `  # see what would change
+  statusapply migrate widgets -n shop --from legacy-controller=readiness
+  # split a legacy writer by condition type, clean up the rest, and write
+  statusapply migrate widget/w1 --condition Ready=readiness --condition Reachable=networking \
+      --release-shared --apply
+  # a fleet, eight objects at a time, one line per object and every object's ownership
+  statusapply migrate widgets -A --from legacy-controller=readiness --apply --concurrency 8 -o wide
+  # hand a legacy writer to a field manager that has not applied yet
+  statusapply migrate widgets -A --from legacy-controller=readiness --new-destination readiness --apply
+  # in CI: fail while something is left to migrate
+  statusapply migrate widgets -A --from legacy-controller=readiness --exit-code -o name`
+
+// migrateFlags are the migrate command's own flags besides the plan,
+// selection and output ones.
+type migrateFlags struct {
+	apply              bool
+	exitCode           bool
+	attempts           int
+	concurrency        int
+	progress           bool
+	continueOnError    bool
+	allowMissingSource bool
+	newDestinations    []string
+}
+
+// newMigrateCommand returns the migrate command.
+func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
+	var (
+		sel objectFlags
+		pf  planFlags
+		mf  migrateFlags
+	)
+	out := newOutputFlags()
+	cmd := &cobra.Command{
+		Use:               "migrate TYPE[/NAME] [NAME...]",
+		Short:             "Hand status ownership from legacy writers to server-side-apply managers (dry run unless --apply)",
+		Long:              migrateLong,
+		Example:           migrateExample,
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeObjects(cluster),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan, err := pf.plan()
+			if err != nil {
+				return withExitCode(exitUsage, err)
+			}
+			if err := checkNewDestinationFlags(plan, mf.newDestinations); err != nil {
+				return withExitCode(exitUsage, err)
+			}
+			if err := out.check(); err != nil {
+				return err
+			}
+			if mf.concurrency < 1 {
+				return withExitCode(exitUsage, fmt.Errorf("--concurrency %d: must be 1 or more", mf.concurrency))
+			}
+			s, err := sel.selectObjects(cluster, args)
+			if err != nil {
+				return err
+			}
+			if s.ListErr != nil {
+				return fmt.Errorf("not migrating part of a selection: %w", s.ListErr)
+			}
+			stderr := cmd.ErrOrStderr()
+			if len(s.targets()) == 0 {
+				fmt.Fprintln(stderr, s.describeEmpty())
+			}
+			var checks []fleet.CheckOption
+			if mf.allowMissingSource {
+				checks = append(checks, fleet.AllowMissingSources())
+			}
+			if err := fleet.CheckPlan(plan, s.Objects, checks...); err != nil {
+				return withExitCode(exitUsage, err)
+			}
+			if msg := newDestinationsMessage(plan, s.Objects, mf.newDestinations); msg != "" {
+				if mf.exitCode {
+					return withExitCode(exitUsage, errors.New(msg+" (refused under --exit-code)"))
+				}
+				fmt.Fprintln(stderr, "warning: "+msg)
+			}
+			c, err := cluster.client()
+			if err != nil {
+				return err
+			}
+			progress := newProgressPrinter(stderr)
+			if !cmd.Flags().Changed("progress") {
+				mf.progress = progress.terminal && !s.Named
+			}
+			return runMigration(cmd, c, plan, s, mf, out, progress)
+		},
+	}
+	sel.addFlags(cmd)
+	out.addFlags(cmd)
+	f := cmd.Flags()
+	f.StringArrayVar(&pf.from, "from", nil, "LEGACY=MANAGER: hand the legacy manager's status fields to the apply manager (repeatable)")
+	f.StringArrayVar(&pf.conditions, "condition", nil, "TYPE=MANAGER: hand condition TYPE from the legacy writers to the apply manager (repeatable)")
+	f.BoolVar(&pf.releaseShared, "release-shared", false, "legacy writers give up the status fields another manager also owns")
+	f.BoolVar(&mf.apply, "apply", false, "write the new ownership (the default is a dry run)")
+	f.BoolVar(&mf.exitCode, "exit-code", false,
+		"with a dry run, exit 1 when some object would change (as git diff --exit-code); refuse destinations that apply nowhere")
+	f.IntVar(&mf.attempts, "attempts", fleet.DefaultAttempts, "read-rewrite-write rounds per object when it keeps changing")
+	f.IntVar(&mf.concurrency, "concurrency", 1, "objects migrated at the same time")
+	f.BoolVar(&mf.progress, "progress", false,
+		"report progress per object on stderr (default: when stderr is a terminal and objects are listed)")
+	f.BoolVar(&mf.continueOnError, "continue-on-error", false,
+		"keep attempting the remaining objects after the API server could not be reached (refused, reset, timed out)")
+	f.BoolVar(&mf.allowMissingSource, "allow-missing-source", false,
+		"accept a --from manager or --condition type that no legacy writer holds while other legacy writers are left")
+	f.StringArrayVar(&mf.newDestinations, "new-destination", nil,
+		"MANAGER: a destination that applies on none of the objects yet, named on purpose (repeatable)")
+	return cmd
+}
+
+// runMigration migrates the selected objects and prints the outcome. The
+// first object that fails because the API server cannot be reached stops
+// the run (unless --continue-on-error): the objects after it are not
+// attempted, rather than each failing the same way.
+func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selection, mf migrateFlags,
+	out *outputFlags, progress *progressPrinter) error {
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	objs := s.targets()
+	ctx, stop := context.WithCancelCause(cmd.Context())
+	defer stop(nil)
+	var lost *migrateObjectView // the object whose failure stopped the run
+	result := newMigrateOutput(plan, !mf.apply)
+	m, err := fleet.NewMigrator(c, plan,
+		fleet.WithDryRun(!mf.apply),
+		fleet.WithAttempts(mf.attempts),
+		fleet.WithProgress(func(p fleet.Progress) {
+			if p.Err != nil && lost != nil && errors.Is(context.Cause(ctx), errStopped) && errors.Is(p.Err, context.Canceled) {
+				result.skip()
+				return
+			}
+			v := result.record(p, objs[p.Done-1])
+			if mf.progress {
+				progress.print(progressLine(p, v))
+			}
+			if p.Err != nil && lost == nil && !mf.continueOnError && connectionLost(p.Err) {
+				lost = &v
+				stop(errStopped)
+			}
+		}))
+	if err != nil {
+		return err
+	}
+	report := fleet.MigrateAllConcurrently(ctx, m, objs, mf.concurrency)
+	progress.clear()
+	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
+		return err
+	}
+	sum := result.Summary
+	switch {
+	case lost != nil:
+		return fmt.Errorf("stopped: %s could not reach the API server, %d of %s not attempted "+
+			"(--continue-on-error attempts every object)", lost.Object.ref(), sum.NotAttempted, plural(sum.Total, "object", "objects"))
+	case sum.Failed > 0:
+		// Each failure was printed once, with the object; the error counts them.
+		return fmt.Errorf("%d of %s failed to migrate", sum.Failed, plural(sum.Total, "object", "objects"))
+	case mf.exitCode && !mf.apply && report.Changed() > 0:
+		return withExitCode(exitFindings, nil)
+	}
+	return nil
+}
+
+// errStopped is the cause of the context of a run stopped after the API
+// server could not be reached.
+var errStopped = errors.New("stopped after the API server could not be reached")
+
+// connectionLost reports whether err says the API server could not be
+// reached or stopped answering: connection refused or reset, a connection
+// that ended early, a timeout, a failed dial, or the server's own timeout
+// answers. Every further request would most likely fail the same way.
+func connectionLost(err error) bool {
+	if utilnet.IsConnectionRefused(err) || utilnet.IsConnectionReset(err) || utilnet.IsProbableEOF(err) ||
+		utilnet.IsHTTP2ConnectionLost(err) || utilnet.IsTimeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+		return true
+	}
+	var opErr *net.OpError
+	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// checkNewDestinationFlags refuses a --new-destination that is no
+// destination of the plan: it would declare nothing.
+func checkNewDestinationFlags(plan fleet.Plan, names []string) error {
+	for _, name := range names {
+		if len(destinationFlags(plan, name)) == 0 {
+			return fmt.Errorf("--new-destination %s: no --from or --condition hands fields to %s", name, name)
+		}
+	}
+	return nil
+}
+
+// destinationFlags lists, sorted, the flags of plan that hand fields to
+// manager.
+func destinationFlags(plan fleet.Plan, manager string) []string {
+	var out []string
+	for from, to := range plan.Managers {
+		if to == manager {
+			out = append(out, "--from "+from+"="+to)
+		}
+	}
+	for condType, to := range plan.Conditions {
+		if to == manager {
+			out = append(out, "--condition "+condType+"="+to)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// newDestinationsMessage says which destinations of plan apply on none of
+// objs and were not named with --new-destination: a new field manager or a
+// misspelling, which would own fields nobody writes. "" when there are none.
+func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, declared []string) string {
+	var parts []string
+	for _, to := range fleet.NewDestinations(plan, objs) {
+		if slices.Contains(declared, to) {
+			continue
+		}
+		verdict := fmt.Sprintf("applies on none of the %d objects", len(objs))
+		if len(objs) == 1 {
+			verdict = "does not apply on the object"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %s %s", strings.Join(destinationFlags(plan, to), ", "), to, verdict))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	present := "no apply manager is there yet"
+	if names := applyManagers(objs); len(names) > 0 {
+		present = "apply managers there: " + strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s (%s); a misspelled destination would own fields nobody writes: "+
+		"if it is a new field manager, say so with --new-destination NAME", strings.Join(parts, "; "), present)
+}
+
+// applyManagers lists, sorted, the managers that apply on some of objs.
+func applyManagers(objs []*unstructured.Unstructured) []string {
+	seen := map[string]bool{}
+	for _, obj := range objs {
+		for _, mf := range obj.GetManagedFields() {
+			if mf.Operation == metav1.ManagedFieldsOperationApply {
+				seen[mf.Manager] = true
+			}
+		}
+	}
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// targets are the objects to migrate: the named ones in argument order,
+// those that could not be read included (they fail again, and are reported
+// with the others), or the listed ones.
+func (s *selection) targets() []*unstructured.Unstructured {
+	if !s.Named {
+		return s.Objects
+	}
+	return s.named
+}
+
+// writeMigrateOutput prints the migration in the format the flags ask for
+// on stdout, and the summary line on stderr, so that stdout holds only what
+// was asked for (a document, names, a table). named prints every object's
+// ownership before and after in table output; for lists only failed
+// objects are listed there. -o wide prints one line per object, then every
+// object's ownership before and after. A failed object is printed once: in
+// the table, or on stderr for -o name and documents.
+func writeMigrateOutput(stdout, stderr io.Writer, out *outputFlags, o *migrateOutput, named, allNamespaces bool) error {
+	switch out.mode() {
+	case modeDocument:
+		if err := out.printDocument(stdout, o); err != nil {
+			return err
+		}
+		writeMigrateFailures(stderr, o)
+		return nil
+	case modeName:
+		if err := printNames(stdout, o.changed()); err != nil {
+			return err
+		}
+		writeMigrateFailures(stderr, o)
+	case modeWide:
+		if err := writeMigrateLines(stdout, out, o, allNamespaces); err != nil {
+			return err
+		}
+		if details := o.withoutFailures(); len(details.Items) > 0 {
+			fmt.Fprintln(stdout)
+			if err := writeMigrateTable(stdout, details, true); err != nil {
+				return err
+			}
+		}
+	default:
+		if err := writeMigrateTable(stdout, o, named); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(stderr, o.summaryLine())
+	return nil
+}
