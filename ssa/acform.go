@@ -14,13 +14,10 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// This file handles apply configurations in their own Go types (generated
-// ones such as *WidgetApplyConfiguration, or client-go's), so that a typed
-// entry never leaves the form its mutators edit: it is copied, compared and
-// encoded as it is, without a detour through unstructured content.
+// A typed entry stays in the apply configuration type its mutators edit: it is
+// copied, compared and encoded as is, never through unstructured content.
 
-// acIdentity is what every generated apply configuration tells about the
-// object it names.
+// acIdentity is what every generated apply configuration tells of its object.
 type acIdentity interface {
 	GetName() *string
 	GetNamespace() *string
@@ -28,18 +25,15 @@ type acIdentity interface {
 	GetAPIVersion() *string
 }
 
-// acLayout is where, in one apply configuration type, the object metadata and
-// the status conditions live; found once per type by reflection.
+// acLayout is where one apply configuration type keeps its object metadata and
+// status conditions, found once per type by reflection.
 type acLayout struct {
-	// typ is the apply configuration type, a pointer to a struct.
 	typ reflect.Type
 	// meta is the index path of the embedded *ObjectMetaApplyConfiguration.
 	meta []int
-	// conditions is the index path of Status.Conditions when it is a list of
-	// metav1 ConditionApplyConfiguration; nil otherwise.
+	// conditions is the index path of metav1 Status.Conditions, or nil.
 	conditions []int
-	// equal compares two values of the struct the type points to (see
-	// acLayout.equalAC).
+	// equal is equalAC's comparison, compiled once.
 	equal equalFunc
 }
 
@@ -48,18 +42,15 @@ var (
 	conditionsACType = reflect.TypeFor[[]metav1ac.ConditionApplyConfiguration]()
 )
 
-// layouts caches acLayout per apply configuration type. Types are a closed,
-// small set in a process, so the cache needs no bound.
+// layouts caches acLayout per type; a process has few types, so no bound.
 type layouts struct{ m sync.Map }
 
-// of returns typ's layout; ok is false when typ is not a pointer to a struct
-// with embedded object metadata, which the typed path needs.
+// of returns typ's layout; ok is false when the typed path cannot handle typ.
 func (l *layouts) of(typ reflect.Type) (acLayout, bool) {
 	return derefLayout(l.shared(typ))
 }
 
-// shared returns the one copy of typ's layout the cache keeps, which callers
-// must not modify; nil when typ has none (see of).
+// shared returns the cache's one copy of typ's layout, not to be modified, or nil.
 func (l *layouts) shared(typ reflect.Type) *acLayout {
 	if v, ok := l.m.Load(typ); ok {
 		lay, _ := v.(*acLayout)
@@ -101,9 +92,7 @@ func findLayout(typ reflect.Type) *acLayout {
 	return lay
 }
 
-// equalAC reports whether two apply configurations of the layout's type
-// would encode to the same JSON (see equalFunc), with the comparison
-// compiled once for the type.
+// equalAC reports whether a and b would encode to the same JSON (see equalFunc).
 func (lay acLayout) equalAC(a, b any) bool {
 	return equalPointees(lay.equal, a, b)
 }
@@ -121,7 +110,6 @@ func (lay acLayout) objectMeta(ac any, create bool) *metav1ac.ObjectMetaApplyCon
 	return m
 }
 
-// setObjectMeta makes m ac's object metadata.
 func (lay acLayout) setObjectMeta(ac any, m *metav1ac.ObjectMetaApplyConfiguration) {
 	reflect.ValueOf(ac).Elem().FieldByIndex(lay.meta).Set(reflect.ValueOf(m))
 }
@@ -151,8 +139,7 @@ func (lay acLayout) setUID(ac any, uid types.UID) {
 	}
 }
 
-// checkIdentity refuses an apply configuration that names another object
-// than t's.
+// checkIdentity refuses an apply configuration naming another object than t's.
 func checkIdentity(t Target, ac any) error {
 	id, ok := ac.(acIdentity)
 	if !ok {
@@ -170,8 +157,7 @@ func checkIdentity(t Target, ac any) error {
 	return nil
 }
 
-// newACFrom returns a new apply configuration of type typ, whose layout is
-// lay (nil when unknown), holding content, which must name the object.
+// newACFrom returns a new typ holding content, which must name the object.
 func newACFrom(typ reflect.Type, lay *acLayout, content map[string]any) (any, error) {
 	ac := reflect.New(typ.Elem()).Interface()
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac); err != nil {
@@ -180,8 +166,7 @@ func newACFrom(typ reflect.Type, lay *acLayout, content map[string]any) (any, er
 	return ac, nil
 }
 
-// withIdentity returns content (not modified) with apiVersion, kind, name
-// and namespace of t, for converting owned fields to an apply configuration.
+// withIdentity returns a copy of content carrying t's identity.
 func withIdentity(t Target, content map[string]any) map[string]any {
 	out := make(map[string]any, len(content)+3)
 	for k, v := range content {
@@ -203,11 +188,9 @@ func withIdentity(t Target, content map[string]any) map[string]any {
 	return out
 }
 
-// deepCopyAC copies an apply configuration by reflection: generated apply
-// configurations have no DeepCopy, and a JSON round trip would cost several
-// times more. Structs are copied whole first (unexported fields, such as
-// those of a metav1.Time, are values), then every exported pointer, slice,
-// map and interface below is copied again.
+// deepCopyAC copies an apply configuration by reflection, since generated ones
+// have no DeepCopy and JSON is slower. Structs are copied whole (a time's
+// unexported fields are values), then every exported reference below again.
 func deepCopyAC(v any) any {
 	return deepCopyValue(reflect.ValueOf(v)).Interface()
 }
@@ -260,10 +243,8 @@ func deepCopyValue(v reflect.Value) reflect.Value {
 	return v
 }
 
-// deepCopyFields replaces, in a settable value that is a shallow copy, what
-// the copy still shares with its original: the referenced values of its
-// exported fields, and of its nested structs' fields. A time shares nothing.
-// A value that is not a struct (a pointer to a string, say) is replaced whole.
+// deepCopyFields replaces what v, a settable shallow copy, still shares with
+// its original. A time shares nothing; a non-struct is replaced whole.
 func deepCopyFields(v reflect.Value) {
 	if v.Kind() != reflect.Struct {
 		v.Set(deepCopyValue(v))
@@ -286,8 +267,7 @@ func deepCopyFields(v reflect.Value) {
 	}
 }
 
-// conditionsOf reads a []ConditionApplyConfiguration value, through its
-// address when it has one (boxing a slice header would allocate).
+// conditionsOf reads v through its address when it can: boxing a slice allocates.
 func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 	if v.CanAddr() {
 		p, _ := v.Addr().Interface().(*[]metav1ac.ConditionApplyConfiguration)
@@ -328,18 +308,15 @@ func equalPtr[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// conditionValues holds what one condition's pointers point to, so that a
-// copied condition takes one allocation instead of one per field.
+// conditionValues backs a copied condition's pointers in one allocation.
 type conditionValues struct {
 	typ, status, reason, message string
 	observedGeneration           int64
 	lastTransitionTime           metav1.Time
 }
 
-// copyConditions deep-copies a list of conditions, the bulk of most status
-// apply configurations, without reflection: every field of every copy points
-// into one fresh backing array, so a mutator writing through a copy's
-// pointers cannot reach the original.
+// copyConditions deep-copies conditions, the bulk of most statuses, without
+// reflection; a mutator writing through a copy cannot reach the original.
 func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.ConditionApplyConfiguration {
 	if in == nil {
 		return nil

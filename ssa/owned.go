@@ -22,51 +22,37 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// What a field manager owns is remembered between applies, because reading it
-// from managedFields (decoding the entry, typing the whole object, extracting
-// the fields) costs far more than everything else a reconcile does when
-// nothing changed. The rules that make remembering sound:
+// What a manager owns is remembered between applies, since reading managedFields
+// outweighs the rest of a reconcile that changes nothing. It is sound because:
 //
-//   - The key is (object uid, manager, subresource): a deleted and re-created
-//     object is another key, and one manager's state never serves another.
-//   - A state is reused as is while the observed object is at the state's
-//     resourceVersion: an object at one resourceVersion never changes.
-//   - At another resourceVersion it is reused only when the manager's
-//     managedFields entry there is byte for byte the one the state was made
-//     from (nobody took or gave it a field: taking a field, by Update or by
-//     force, rewrites the entry) and the observed values of the owned fields
-//     still equal the remembered ones. The value check stays because the
-//     entry's timestamp has one-second resolution: another process using the
-//     same manager name, or an apply whose response never arrived, can leave
-//     an identical entry with new values. It can only see fields the
-//     remembered content holds, so a state extracted from an object that
-//     lacked a field of the entry (a typed object leaves out an omitempty
-//     zero value) is never reused at another resourceVersion: the field could
-//     have come back with a new value.
-//   - After a successful apply the state is what was applied, at the
-//     response's resourceVersion and entry. Errors, timeouts and guarded
-//     retries drop the state, so the next apply reads managedFields again.
-//   - The cache is bounded (least recently used states go first).
+//   - The key is (object uid, manager, subresource): a re-created object is
+//     another key, and one manager's state never serves another.
+//   - At the state's resourceVersion it is reused as is: an object at one
+//     resourceVersion never changes.
+//   - At another resourceVersion it is reused only if the manager's entry is
+//     byte for byte the state's (taking a field, by Update or force, rewrites it),
+//   - and the observed owned values equal the remembered ones: one-second
+//     timestamps let a same-named writer or a lost response leave the entry as is,
+//   - and the state is complete (its content holds every field of the entry):
+//     the value check cannot see a field the content lacks (an omitted zero).
+//   - After a successful apply the state is what was applied, at the response's
+//     resourceVersion and entry; errors, timeouts and guarded retries drop it.
+//   - The cache is bounded: least recently used states go first.
 
 // DefaultOwnedCacheSize is how many (object, manager, subresource) states an
 // Applier remembers unless WithOwnedCacheSize says otherwise.
 const DefaultOwnedCacheSize = 10000
 
-// ownedKey identifies what one manager owns of one subresource of one
-// incarnation of an object.
+// ownedKey is one manager's share of one subresource of one object incarnation.
 type ownedKey struct {
 	uid     types.UID
 	manager string
 	sub     Subresource
 }
 
-// ownedState is what a manager owned at one resourceVersion. rv, entry and
-// the content (once set) never change; the form is added lazily. An Applier
-// keeps thousands of these (see DefaultOwnedCacheSize), so a state holds one
-// form, not a set of them (a manager's entries are built in one apply
-// configuration type), and no encoding of it: a state made by an apply holds
-// only the apply configuration that was sent, and its content and JSON are
-// derived from it when something needs them.
+// ownedState is what a manager owned at one resourceVersion; rv, entry and
+// content (once set) never change. Thousands are kept, so a state holds one
+// form and no encoding: content and JSON are derived when needed.
 type ownedState struct {
 	rv    string
 	entry []byte // the fieldsV1 of the manager's Apply entry; nil when it has none
@@ -75,40 +61,30 @@ type ownedState struct {
 	content map[string]any // owned values without identity; nil until needed when last is set
 	last    *acForm        // the form last asked for, or applied; nil until then
 
-	// The state's place in the Applier's ownedCache, guarded by the
-	// cache's lock: its key (whose uid is its object's, shared), and its
-	// neighbours in recency order. A state is its own list element.
+	// Its place in the ownedCache's recency list, guarded by the cache's
+	// lock; the key's uid is shared with its object's other states.
 	key          ownedKey
 	newer, older *ownedState
 	cached       bool
 
-	// complete is set when content holds every field of entry, the
-	// condition for reusing the state at another resourceVersion. (It sits
-	// beside cached: an Applier keeps thousands of states.)
+	// complete: content holds every field of entry, needed for reuse at
+	// another resourceVersion. Beside cached, to keep the struct small.
 	complete bool
 }
 
-// acForm is the owned content as one apply configuration type, with the
-// object's identity and uid: what a typed entry starts from and compares
-// with. ac is never modified: builds edit copies of it. Its JSON is not
-// kept: only a build that changed something compares encodings (see
-// encodesAs), and a state holding both would keep the owned content twice.
+// acForm is the owned content in one apply configuration type, with identity and
+// uid. ac is never modified (builds edit copies); only its JSON's sum is kept.
 type acForm struct {
 	typ reflect.Type
 	ac  any
 	lay *acLayout // typ's layout, shared with the Applier's layouts
-	// sum is the length and checksum of ac's JSON (see jsonSum); 0 until
-	// known. It tells most intents that encode differently without
-	// encoding ac again.
+	// sum is jsonSum of ac's JSON, 0 until known.
 	sum atomic.Uint64
 }
 
-// encodesAs reports whether f.ac encodes to body: an intent that differs
-// from the owned form only where the encoding does not show it (an empty
-// list where the form has none) changes nothing. Only builds that changed
-// something ask. Once f's sum is known, a body of another length or
-// checksum is told apart without encoding f.ac; a body that matches both is
-// compared byte for byte.
+// encodesAs reports whether f.ac encodes to body: an intent that differs only
+// where the encoding does not show it (an empty list where the form has none)
+// changes nothing. A known sum tells most bodies apart without encoding f.ac.
 func (f *acForm) encodesAs(body []byte) bool {
 	if sum := f.sum.Load(); sum != 0 && sum != jsonSum(body) {
 		return false
@@ -121,23 +97,20 @@ func (f *acForm) encodesAs(body []byte) bool {
 	return bytes.Equal(body, owned)
 }
 
-// jsonSum is the length and CRC-32 of an encoding, never 0: a summary of
-// the owned form's JSON that costs a word instead of the JSON itself.
+// jsonSum is the length and CRC-32 of an encoding in one word, never 0.
 func jsonSum(b []byte) uint64 {
 	return 1<<63 | uint64(len(b))<<32 | uint64(crc32.ChecksumIEEE(b))
 }
 
-// ownedContent returns the owned values as unstructured content; callers must
-// not modify it.
+// ownedContent returns the owned values as content callers must not modify.
 func (s *ownedState) ownedContent() (map[string]any, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.content == nil {
 		content := map[string]any{}
 		if s.last != nil {
-			// The form's content as the API server got it: what its JSON
-			// reads back as, converted without encoding it
-			// (FuzzOwnedContent holds the two to the same content).
+			// What its JSON reads back as, without encoding it
+			// (FuzzOwnedContent holds the two equal).
 			c, err := runtime.DefaultUnstructuredConverter.ToUnstructured(s.last.ac)
 			if err != nil {
 				return nil, fmt.Errorf("converting the applied configuration: %w", err)
@@ -149,8 +122,6 @@ func (s *ownedState) ownedContent() (map[string]any, error) {
 	return s.content, nil
 }
 
-// lastForm returns the form last asked for, or applied; nil when there is
-// none yet.
 func (s *ownedState) lastForm() *acForm {
 	s.mu.Lock()
 	f := s.last
@@ -158,8 +129,7 @@ func (s *ownedState) lastForm() *acForm {
 	return f
 }
 
-// form returns the owned content as typ, building it once (again only when
-// another type was asked for since).
+// form returns the owned content as typ, rebuilt only when the type changes.
 func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.UID) (*acForm, error) {
 	f := s.lastForm()
 	if f != nil && f.typ == typ {
@@ -181,18 +151,14 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.U
 	return f, nil
 }
 
-// at returns the same state at another resourceVersion.
 func (s *ownedState) at(rv string) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
 }
 
-// ownedCache remembers ownedStates, least recently used first out. The
-// states themselves are the links of its recency list; they are found by
-// object, since an object has the states of a few managers: one map entry
-// and one copy of the uid serve them all, and the forms they remember share
-// the object's identity (see shareMeta).
+// ownedCache remembers ownedStates, least recently used out first; states are
+// their own list links, grouped by object to share its uid and metadata.
 type ownedCache struct {
 	mu      sync.Mutex
 	max     int
@@ -200,12 +166,11 @@ type ownedCache struct {
 	objects map[types.UID]*ownedObject
 	newest  *ownedState
 	oldest  *ownedState
-	// equalMeta compares object metadata (see shareMeta), compiled once.
+	// equalMeta compares object metadata for shareMeta.
 	equalMeta equalFunc
 }
 
-// ownedObject is what the cache holds of one object: its states, one per
-// (manager, subresource), and the object metadata their forms share.
+// ownedObject holds one object's states and the metadata their forms share.
 type ownedObject struct {
 	states []*ownedState
 	meta   *metav1ac.ObjectMetaApplyConfiguration
@@ -218,7 +183,6 @@ func newOwnedCache(size int) *ownedCache {
 	}
 }
 
-// find returns the index of k's state in o.states, or -1.
 func (o *ownedObject) find(k ownedKey) int {
 	for i, s := range o.states {
 		if s.key.manager == k.manager && s.key.sub == k.sub {
@@ -248,9 +212,8 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 	return s
 }
 
-// put remembers s as what k's manager owns. s may be in the cache already
-// under k (it moves to the front); a state cached under another key is
-// remembered as a copy, since a state has one place in the list.
+// put remembers s under k, at the front. A state cached under another key is
+// copied, since a state has one place in the list.
 func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	if c.max <= 0 || k.uid == "" {
 		return
@@ -290,11 +253,8 @@ func (c *ownedCache) object(uid types.UID) (*ownedObject, types.UID) {
 	return o, uid
 }
 
-// shareMeta returns the object metadata the cached forms of uid's object
-// share when it equals meta, else meta, which is then shared from now on.
-// A form remembered after an apply puts the shared metadata in place of its
-// own: forms are never modified (builds edit copies), so one copy serves
-// every manager of the object.
+// shareMeta returns the metadata shared by uid's cached forms if equal to meta,
+// else shares meta: forms are never modified, so one copy serves all managers.
 func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConfiguration) *metav1ac.ObjectMetaApplyConfiguration {
 	if c.max <= 0 || uid == "" || meta == nil {
 		return meta
@@ -368,9 +328,7 @@ func (c *ownedCache) unlink(s *ownedState) {
 	s.newer, s.older, s.cached = nil, nil, false
 }
 
-// appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub on
-// obj, read through the object's accessors (typed objects keep them as
-// bytes); found is false when there is none.
+// appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub, if any.
 func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byte, found bool, err error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return appliedEntryUnstructured(u, manager, sub)
@@ -378,7 +336,6 @@ func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byt
 	return appliedEntryIn(obj.GetManagedFields(), manager, sub)
 }
 
-// appliedEntryIn finds manager's Apply entry for sub among entries.
 func appliedEntryIn(entries []metav1.ManagedFieldsEntry, manager string, sub Subresource) (raw []byte, found bool, err error) {
 	for _, mf := range entries {
 		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
@@ -443,9 +400,8 @@ func decodeFieldSet(raw []byte) (*fieldpath.Set, error) {
 	return set, nil
 }
 
-// valuesMatch reports whether observed holds every owned value, walking both
-// with the kind's schema: struct fields and map entries by name, items of map
-// lists by their keys, atomic values whole.
+// valuesMatch reports whether observed holds every owned value, matching map
+// list items by their keys and atomic values whole.
 func valuesMatch(s *smdschema.Schema, tr smdschema.TypeRef, owned, observed any) bool {
 	atom, ok := s.Resolve(tr)
 	if !ok {
@@ -506,7 +462,6 @@ func valuesMatch(s *smdschema.Schema, tr smdschema.TypeRef, owned, observed any)
 	return equalContent(owned, observed)
 }
 
-// findByKeys returns the item of list whose key fields equal item's.
 func findByKeys(list []any, item map[string]any, keys []string) map[string]any {
 	for _, candidate := range list {
 		cm, ok := candidate.(map[string]any)

@@ -18,8 +18,7 @@ import (
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
-// prepared is an intent ready to send: its request body, encoded once, and
-// what the Applier remembers of it once applied.
+// prepared is an intent ready to send, encoded once.
 type prepared struct {
 	// unchanged is true when applying would change nothing: nothing is sent.
 	unchanged bool
@@ -30,13 +29,11 @@ type prepared struct {
 	// ac is the intent as sent, in its own type (the typed path).
 	ac     any
 	acType reflect.Type
-	// yield is what contested fields are left out against; set on intents
-	// built under a yielding policy.
+	// yield is what contested fields are left out against, under a yielding policy.
 	yield *yieldBasis
 }
 
-// asUnstructured returns the intent as unstructured content the caller may
-// modify.
+// asUnstructured returns the intent as content the caller may modify.
 func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(p.body); err != nil {
@@ -46,13 +43,8 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 }
 
 // prepare builds t's intent on st, checks it, and tells whether it changes
-// anything. The typed path is taken when b has one, nothing needs the
-// intent as unstructured content (a guarded apply rebuilds it, a yielding
-// policy edits it) and its Mutate does not decline (ErrBuildUntyped).
-//
-// built, when not nil, is the intent lookRemembered built on the form it
-// names and found changed: it is sent rather than built again when st still
-// has that form.
+// anything, on the typed path when typedPath allows it. built, from
+// lookRemembered, is sent rather than rebuilt while st still has its form.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
 	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
 	if a.typedPath(b.typed, &opts, policy) {
@@ -66,13 +58,9 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, res)
 }
 
-// prepareTyped builds the intent in its apply configuration type: a copy of
-// what the manager owns in that type (kept with the owned state), edited by
-// the mutators, compared with the original before it is even encoded, and
-// encoded once for both the final comparison and the request. Every build
-// edits a copy of its own, which nothing else holds: whatever the mutators
-// put into it, or keep of it, never reaches another build or the owned
-// state.
+// prepareTyped builds the intent in its apply configuration type, as a copy of
+// the owned form edited by the mutators. Every build edits a copy of its own:
+// what the mutators put in or keep never reaches another build or the state.
 func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *batching.TypedBuild, lay *acLayout, mode Mode,
 	built *builtIntent) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
@@ -89,8 +77,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 			return nil, err
 		}
 		if same {
-			// What the manager owns, as the API server accepted it:
-			// nothing to send and nothing to check.
+			// As the API server accepted it: nothing to send or check.
 			return a.unchanged, nil
 		}
 	default:
@@ -170,9 +157,8 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 		return a.unchanged, nil
 	}
 	if uid := obs.GetUID(); uid != "" {
-		// A deleted object is not recreated by a main-resource apply, and a
-		// status apply to it fails. (The API server ignores the uid of a
-		// status apply to a re-created object: guard when that matters.)
+		// A main-resource apply never recreates a deleted object; the API server
+		// ignores a status apply's uid on a re-created one (guard for that).
 		intent.SetUID(uid)
 	}
 	if opts.Guarded {
@@ -185,11 +171,8 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 	return &prepared{body: body, content: intent.Object, yield: basis}, nil
 }
 
-// checkConditions refuses conditions the API server would refuse: any in a
-// list the schema declares atomic, and, where the kind's conditions are
-// metav1.Condition, every invalid one the manager does not already own as it
-// is. Typed intents pass their conditions and the owned ones in the same
-// type, others their unstructured items.
+// checkConditions refuses conditions the API server would: any in an atomic
+// list and, for metav1.Condition, each invalid one the manager does not own as is.
 func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.ConditionApplyConfiguration, items, owned any) error {
 	ks, err := a.schemaOf(t.GVK)
 	if err != nil {
@@ -202,25 +185,20 @@ func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.Conditio
 	if !ks.conditions.metav1 {
 		return nil
 	}
-	// Checked after the mutators ran, because every way of writing a
-	// condition (SetCondition, an Edit, a Mutator, unstructured content) ends
-	// here: one bad condition would otherwise make the API server refuse the
-	// whole apply with a 422. The error names t through Apply's *Error.
+	// Checked here, where every way of writing a condition ends, since one bad
+	// condition fails the whole apply (422); Apply's *Error names t.
 	if acConds != nil {
 		return validateACConditions(acConds, acOwned)
 	}
 	return validateConditionItems(items, owned)
 }
 
-// yieldBasis is what a yield leaves contested fields out against: what the
-// manager owned when its intent was built.
+// yieldBasis is what the manager owned when its intent was built.
 type yieldBasis struct {
-	// fields are the leaves of the manager's Apply entry: in a list element
-	// they hold, a yield leaves out only the contested fields, and keeps the
-	// element's key (see conflicts.RemovalTarget).
+	// fields are the leaves of the manager's entry: a yield keeps the key of a
+	// list element they hold (see conflicts.RemovalTarget).
 	fields *fieldpath.Set
-	// content is what the manager owns, without identity: an intent a yield
-	// leaves equal to it changes nothing.
+	// content is what the manager owns, without identity.
 	content map[string]any
 }
 
@@ -237,12 +215,9 @@ func (a *Applier) yieldBasisOf(t Target, st *ownedState, owned map[string]any) (
 	return b, nil
 }
 
-// withoutContested leaves paths out of intent, by the rule of every yield,
-// predicted or answered: conflicts.RemoveFields with the fields the manager
-// owns. It reports whether what is left is not to be sent: it claims nothing
-// (an apply of it would give up everything the manager owns, which leaving
-// out contested fields never means), or it holds only what the manager owns
-// already, with the same values (an apply of it would change nothing).
+// withoutContested leaves paths out of intent, as every yield does, and reports
+// whether nothing is to be sent: what is left claims nothing (that would release
+// all the manager owns) or only what it owns already.
 func withoutContested(intent map[string]any, basis *yieldBasis, paths []fieldpath.Path) (sendNothing bool, err error) {
 	if _, err := conflicts.RemoveFields(intent, basis.fields, paths...); err != nil {
 		return false, fmt.Errorf("yielding %v: %w", paths, err)
@@ -250,11 +225,8 @@ func withoutContested(intent map[string]any, basis *yieldBasis, paths []fieldpat
 	return jsonvalue.IsEmpty(withoutIdentity(intent)) || unchangedIntent(intent, basis.content), nil
 }
 
-// yieldPredicted leaves out of intent the fields that, judging by observed's
-// managedFields, another manager owns with a different value: the apply the
-// API server would refuse is not sent. It reports whether what is left is not
-// to be sent either (see withoutContested). It only helps when observed is
-// current; a conflict it cannot foresee is still handled by resolve.
+// yieldPredicted leaves out the fields observed's managedFields show contested,
+// reporting as withoutContested; a conflict it cannot foresee is left to resolve.
 func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.Object, intent *unstructured.Unstructured, basis *yieldBasis,
 	res *Result, policy conflicts.Policy) (sendNothing bool, err error) {
 	predicted, err := conflicts.Predict(observed, a.tc, t.Manager, string(t.Subresource), intent)
@@ -275,21 +247,16 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	return sendNothing, nil
 }
 
-// typedPath reports whether an intent is built in its own apply
-// configuration type: it has a typed build, and nothing needs the intent as
-// unstructured content (a guarded apply rebuilds it on a fresh read, a
-// yielding policy edits it). It is decided here alone, for lookRemembered
-// and for the run.
+// typedPath reports whether an intent with this typed build is built in its
+// own type, not as content (for a guarded apply or a yielding policy);
+// lookRemembered and the run share it.
 func (a *Applier) typedPath(typed *batching.TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
 	return typed != nil && !opts.Guarded && !policy.Yields()
 }
 
-// pruneEmptyStructs sets to nil every pointer to an apply configuration
-// struct below v that holds nothing once its own fields are pruned, as
-// pruneEmpty removes empty objects from unstructured content: an apply must
-// not claim an empty struct no mutator filled (a status whose last condition
-// was removed). It reports whether v itself holds nothing. Structs with
-// unexported fields (a time) are values, never pruned.
+// pruneEmptyStructs nils each pointer below v to an apply configuration struct
+// left empty once pruned (an apply must not claim an empty status), reporting
+// whether v is empty. Structs with unexported fields (a time) are kept.
 func pruneEmptyStructs(v reflect.Value) (empty bool) {
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -329,8 +296,7 @@ func pruneEmptyStructs(v reflect.Value) (empty bool) {
 	return v.IsZero()
 }
 
-// prunable reports whether t is a struct of exported fields alone, as apply
-// configurations are.
+// prunable reports whether t is a struct of exported fields only.
 func prunable(t reflect.Type) bool {
 	if t.Kind() != reflect.Struct {
 		return false

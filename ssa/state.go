@@ -13,13 +13,10 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// ownedState returns what t's manager owns on observed, and the observation
-// it is based on: observed itself, or the object read again from the API
-// server when observed carries no managedFields and the Applier does not
-// remember its resourceVersion (see owned.go for when a remembered state
-// serves). With remember false (a dry run) a remembered state is used but
-// nothing is remembered: an observation passed on from a dry run's answer
-// carries the stored resourceVersion with content that was never stored.
+// ownedState returns what t's manager owns on observed, and the observation it
+// is based on: observed, or a fresh read when observed lacks managedFields.
+// A dry run (remember false) stores nothing: its answer carries the stored
+// resourceVersion with content that was never stored.
 func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, series *targetMetrics, remember bool) (*ownedState, client.Object, error) {
 	return a.ownedStateOf(ctx, t, observed, series, remember, false)
 }
@@ -41,8 +38,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		return &ownedState{content: map[string]any{}}, observed, nil
 	}
 	if !reread && !ownership.HasManagedFields(observed) {
-		// Read from a cache that strips managedFields: what the manager owns
-		// is unknown, and guessing "nothing" would release all of it.
+		// A cache stripped managedFields: guessing "owns nothing" would release it all.
 		fresh, err := a.read(ctx, t, series)
 		if err != nil {
 			return nil, nil, err
@@ -83,8 +79,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 }
 
 // stillOwned reports whether observed holds the values prev remembers; raw
-// is the manager's entry on observed, byte for byte prev's. Both sides are
-// compared as unstructured content, converting the entry's top-level fields.
+// is the manager's entry on observed, byte for byte prev's.
 func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object, raw []byte) (bool, error) {
 	content, err := prev.ownedContent()
 	if err != nil {
@@ -98,9 +93,8 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object,
 	if err != nil {
 		return false, err
 	}
-	// Typed through the converter, as an extraction is: a field the schema
-	// does not know yet makes a converter that reads the cluster's schemas
-	// check them at once.
+	// Typed through the converter as an extraction is, so that an unknown
+	// field makes a converter reading the cluster's schemas refresh them.
 	tv, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates)
 	if err != nil {
 		return false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
@@ -108,9 +102,8 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object,
 	return valuesMatch(tv.Schema(), tv.TypeRef(), content, u.Object), nil
 }
 
-// extract reads the values of fields, t's manager's entry, off observed,
-// and whether every field of the entry is there (see extractFrom), from the
-// entry's top-level fields converted to unstructured content.
+// extract reads the values of fields, t's manager's entry, off observed, and
+// whether every field of the entry is there (see extractFrom).
 func (a *Applier) extract(t Target, fields *entryFields, observed client.Object) (content map[string]any, complete bool, err error) {
 	u, err := contentOf(observed, t.GVK, fields.top)
 	if err != nil {
@@ -122,16 +115,13 @@ func (a *Applier) extract(t Target, fields *entryFields, observed client.Object)
 	return content, complete, nil
 }
 
-// remember records what t's manager owns after a successful apply: what it
-// applied, at the response's resourceVersion and managedFields entry.
+// remember records what t's manager applied, at the response's resourceVersion.
 func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	key := ownedKey{uid: resp.uid(), manager: t.Manager, sub: t.Subresource}
 	raw, found, err := resp.entry(t.Manager, t.Subresource)
 	if err != nil || resp.resourceVersion() == "" || !resp.hasManagedFields() {
-		// A response without managedFields (a client or proxy stripped
-		// them) does not say what the manager owns: taking the missing
-		// entry for "owns nothing" would make the next apply release
-		// everything it applied now.
+		// Without managedFields (stripped by a client or proxy), "owns nothing"
+		// would make the next apply release everything it applied now.
 		a.owned.drop(key)
 		return
 	}
@@ -141,14 +131,12 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case !found:
 		st.content = map[string]any{}
 	case in.ac != nil:
-		// A copy of its own: the mutators may have put into the applied
-		// configuration maps and slices that their caller's objects hold,
-		// or kept it.
+		// Copied: the mutators may have shared its maps and slices with their
+		// caller's objects, or kept it.
 		ac := deepCopyAC(in.ac)
 		lay := a.layouts.shared(in.acType)
 		if lay != nil {
-			// The copy is never edited: it may share the object's identity
-			// with the other managers' forms.
+			// Never edited, so it may share metadata with other managers' forms.
 			if meta := lay.objectMeta(ac, false); meta != nil {
 				if shared := a.owned.shareMeta(key.uid, meta); shared != meta {
 					lay.setObjectMeta(ac, shared)
@@ -158,8 +146,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 		st.last = &acForm{typ: in.acType, ac: ac, lay: lay}
 		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
-		// What was sent, read back from its encoding: content of its own,
-		// as above.
+		// Decoded from what was sent: content of its own, as above.
 		var content map[string]any
 		if err := utiljson.Unmarshal(in.body, &content); err != nil {
 			a.owned.drop(key)
@@ -170,7 +157,6 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	a.owned.put(key, st)
 }
 
-// forget drops what the Applier remembers of t's manager on obj.
 func (a *Applier) forget(t Target, obj client.Object) {
 	a.owned.drop(ownedKey{uid: obj.GetUID(), manager: t.Manager, sub: t.Subresource})
 }
