@@ -99,7 +99,7 @@ type Divergence struct {
 	// Contested are the fields another manager owns that the apply would
 	// change, with their owners: the conflicts the real apply would meet now.
 	// While a legacy writer owns fields, every diverging one is contested;
-	// after handover (ownership.Migrator) none should be. A conflict on a field
+	// after handover (fleet.Migrator) none should be. A conflict on a field
 	// that is not divergence (a condition's lastTransitionTime) is listed only
 	// when something else diverges.
 	Contested []conflicts.Conflict

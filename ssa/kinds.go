@@ -75,7 +75,7 @@ func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) erro
 	return invalidf("%s: unknown kind %s: the scheme does not recognise it, no type converter has its schema "+
 		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
 		"with WithTypeConverter: a generated applyconfiguration package's NewTypeConverter for your own Go types, "+
-		"schemas.FromCluster for a CRD the API server serves, schemas.FromCRDFiles for CRD manifests", id, gvk)
+		"schemas.FromCluster for a CRD the API server serves, crdschema.FromCRDFiles for CRD manifests", id, gvk)
 }
 
 // kindSchema is what an Applier needs of one kind's schema on every apply,

@@ -18,7 +18,7 @@ import (
 var ErrNoSchema = errors.New("no schema")
 
 const noSchemaHint = "give the Applier its schema with WithTypeConverter: schemas.FromCluster(cfg) reads it " +
-	"from the API server's OpenAPI, schemas.FromCRDFiles(paths...) from the CRD's manifest, and a generated " +
+	"from the API server's OpenAPI, crdschema.FromCRDFiles(paths...) from the CRD's manifest, and a generated " +
 	"applyconfiguration package's NewTypeConverter(scheme) serves your own Go types"
 
 // TypeConverters combines type converters into one that asks each in turn, so

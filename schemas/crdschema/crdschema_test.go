@@ -113,7 +113,7 @@ func TestCRDsMiss(t *testing.T) {
 	if !errors.Is(err, ssa.ErrNoSchema) || !errors.As(err, &miss) {
 		t.Fatalf("combined error %v does not wrap ssa.ErrNoSchema and the *MissError", err)
 	}
-	for _, want := range []string{"no schema for kind Sprocket (test.statusapply.io/v1)", "WithTypeConverter", "schemas.FromCluster", "schemas.FromCRDFiles"} {
+	for _, want := range []string{"no schema for kind Sprocket (test.statusapply.io/v1)", "WithTypeConverter", "schemas.FromCluster", "crdschema.FromCRDFiles"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("combined error %q does not mention %q", err, want)
 		}
