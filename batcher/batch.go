@@ -560,7 +560,9 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
 	err := b.flushObject(ctx, *w, dryRun)
 	if dryRun == nil {
-		b.pack(w.object, n >= packDictObjects)
+		if n > 1 { // a reconcile's one object keeps its response as it came
+			b.pack(w.object, n >= packDictObjects)
+		}
 		b.settle(w, tally)
 	}
 	w.release()
