@@ -39,13 +39,15 @@ test-compat: ## The envtest suites against every supported Kubernetes version; w
 	@bash hack/envtest/compat.sh
 
 .PHONY: generate
-generate: ## Generate deepcopy, apply configurations (with Extract functions) and CRD manifests.
+generate: ## Generate deepcopy, apply configurations (with Extract functions), CRD manifests and docs/api.txt.
 	$(TOOLS) controller-gen object applyconfiguration crd paths=./api/... output:crd:dir=./config/crd
+	$(GO) run ./hack/apisurface -o docs/api.txt
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		git status --porcelain -- api config; git --no-pager diff --stat -- api config; \
+	@if [ -n "$$(git status --porcelain -- api config docs/api.txt)" ]; then \
+		git status --porcelain -- api config docs/api.txt; git --no-pager diff -- docs/api.txt; \
+		git --no-pager diff --stat -- api config; \
 		echo "generated files drifted: run 'make generate' and commit the result"; exit 1; \
 	fi
 
