@@ -10,11 +10,17 @@
 # dir is the package's directory relative to the repository root; a package in
 # another module of the repository (bench/, analyzers/) is fuzzed from that
 # module's root. Go fuzzes one target per run, so targets run one after another.
+#
+# FUZZMINIMIZETIME bounds the minimizing of each input that reaches new code or
+# fails (default 200x, i.e. 200 runs; Go's default is 60s): some targets, such
+# as ownership's FuzzInspect, otherwise spend a short run minimizing their first
+# new input and never fuzz. Set it to 60s to have a failing input minimized.
 # FUZZFLAGS adds flags to every run of a test binary (e.g. FUZZFLAGS=-test.parallel=4).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 GO=${GO:-go}
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-200x}
 
 # A fuzz target is a top-level func FuzzXxx(f *testing.F) in a _test.go file.
 # testdata, vendor and directories starting with . or _ hold no packages the go
@@ -75,7 +81,8 @@ run() {
 		echo "== fuzzing $name in $dir for $time"
 		# shellcheck disable=SC2086 # FUZZFLAGS is a list of flags.
 		if ! (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^$name\$" -test.fuzztime="$time" \
-			-test.fuzzcachedir="$cache/$path" -test.paniconexit0 ${FUZZFLAGS:-}); then
+			-test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cache/$path" \
+			-test.timeout=10m -test.paniconexit0 ${FUZZFLAGS:-}); then
 			failed+=("$t")
 			echo "FAIL: $name in $dir; the failing input is in $dir/testdata/fuzz/$name/" >&2
 		fi
