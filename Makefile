@@ -40,13 +40,15 @@ test-compat: ## The envtest suites against every supported Kubernetes version; w
 	@bash hack/envtest/compat.sh
 
 .PHONY: generate
-generate: ## Generate deepcopy, apply configurations (with Extract functions) and CRD manifests.
+generate: ## Generate deepcopy, apply configurations (with Extract functions), CRD manifests and docs/api.txt.
 	$(TOOLS) controller-gen object applyconfiguration crd paths=./api/... output:crd:dir=./config/crd
+	$(GO) run ./hack/apisurface -o docs/api.txt
 
 .PHONY: verify-generate
 verify-generate: generate ## Fail when generated files differ from what is committed.
-	@if [ -n "$$(git status --porcelain -- api config)" ]; then \
-		git status --porcelain -- api config; git --no-pager diff --stat -- api config; \
+	@if [ -n "$$(git status --porcelain -- api config docs/api.txt)" ]; then \
+		git status --porcelain -- api config docs/api.txt; git --no-pager diff -- docs/api.txt; \
+		git --no-pager diff --stat -- api config; \
 		echo "generated files drifted: run 'make generate' and commit the result"; exit 1; \
 	fi
 
@@ -97,18 +99,19 @@ vet-analyzers: ## Build the statusapply-vet tool into bin/ and run it over the e
 	cd analyzers && $(GO) build -o ../bin/statusapply-vet ./cmd/statusapply-vet
 	$(GO) vet -vettool=$(CURDIR)/bin/statusapply-vet ./examples/...
 
-# Fuzz targets as package:FuzzName, found in the library's test files (bench/ is
-# another module). Go fuzzes one target per package per run, so `make fuzz` runs
-# them one after the other; FUZZ_TARGETS=ssa:FuzzOwned runs one.
-FUZZ_TARGETS ?= $(shell grep -rHo --include='*_test.go' --exclude-dir=bench '^func Fuzz[A-Za-z0-9_]*' . | \
-	sed -E 's|^\./(.*)/[^/]*:func (Fuzz.*)|\1:\2|' | sort)
+# Fuzz targets as dir:FuzzName, found by hack/fuzz.sh in the test files of every
+# module of the repository (`hack/fuzz.sh list`). Go fuzzes one target per run, so
+# they run one after the other; FUZZ_TARGETS=ssa:FuzzOwned runs one.
+FUZZ_TARGETS ?=
+FUZZTIME_CI ?= 4s
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target (docs/design.md#fuzzing) for FUZZTIME each (default 20s).
-	@for t in $(FUZZ_TARGETS); do \
-		echo "fuzzing $${t#*:} in ./$${t%%:*} for $(FUZZTIME)"; \
-		$(GO) test ./$${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) || exit 1; \
-	done
+	@bash hack/fuzz.sh run $(FUZZTIME) $(FUZZ_TARGETS)
+
+.PHONY: fuzz-ci
+fuzz-ci: ## Run every fuzz target for FUZZTIME_CI each (default 4s; CI runs it after `make test`).
+	@bash hack/fuzz.sh run $(FUZZTIME_CI) $(FUZZ_TARGETS)
 
 SOAK_DURATION ?= 3m
 SOAK_SEED ?=
