@@ -51,6 +51,12 @@ func FuzzEditDiff(f *testing.F) {
 			sub = ssa.MainResource
 		}
 		observed := in.widget()
+		// The manager's entry, owning nothing: an Edit that removes a field
+		// must know who owns it (an observation without managedFields is read
+		// again, which the Applier does, not the editor).
+		observed.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply,
+			APIVersion: v1alpha1.SchemeGroupVersion.String(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte("{}")},
+			Subresource: string(sub)}}
 		edited := observed.DeepCopy()
 		edits := in.edits()
 		for _, e := range edits {
