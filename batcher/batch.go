@@ -25,9 +25,9 @@ import (
 var ErrHeldBack = errors.New("held back: the object's main-resource apply failed")
 
 // ErrReplaced is wrapped by the error of a guarded entry that was not sent
-// because the object it was decided from was deleted and created again under
-// the same name, as an earlier entry of the same Flush found. The entry stays
-// queued; re-observe the object and decide again.
+// because an earlier entry of the same Flush found its object deleted and
+// created again under the same name. The entry stays queued; re-observe the
+// object and decide again.
 var ErrReplaced = errors.New("the observed object was deleted and created again under the same name")
 
 // DefaultConcurrency is how many objects a Flush writes at once unless
@@ -42,12 +42,9 @@ type Batch struct {
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
-	// scratch holds buffers (*[]byte) that Flush goroutines compress
-	// kept responses into (see pack).
+	// scratch holds *[]byte buffers that pack compresses into.
 	scratch sync.Pool
-	// dict is the dictionary kept responses are compressed against in a
-	// Flush of packDictObjects objects or more: the first response such a
-	// Flush keeps. Set once, under mu.
+	// dict is what a large Flush compresses against; set once, under mu.
 	dict *s2.Dict
 
 	flushMu sync.Mutex // one Flush at a time
@@ -56,21 +53,18 @@ type Batch struct {
 	objects []*object
 	index   map[ownership.ObjectRef]*object
 	// last is where the previous contribution went: status functions queue
-	// many contributions on one object in a row, and the same object needs
-	// checking, and its entries finding, only once.
+	// many in a row on one object, which then needs checking only once.
 	last struct {
 		obj    client.Object
 		target ssa.Target // the target obj was checked for
 		object *object
 		entry  *entry // nil once a Flush may have dropped it
-		// call is the caller of the contribution queued last, whose
-		// types passed their check (see caller.check).
+		// call is the caller queued last, whose types passed their check.
 		call caller
 	}
 }
 
-// objectOf returns the object queued as id, or nil; a reconcile's batch
-// holds one or two, found along the list. b.mu is held.
+// objectOf returns the object queued as id, or nil. b.mu is held.
 func (b *Batch) objectOf(id ownership.ObjectRef) *object {
 	if b.index != nil {
 		return b.index[id]
@@ -83,8 +77,7 @@ func (b *Batch) objectOf(id ownership.ObjectRef) *object {
 	return nil
 }
 
-// addObject adds o, the object queued as o.id, indexing a batch of many.
-// b.mu is held.
+// addObject adds o, indexing only a batch of many. b.mu is held.
 func (b *Batch) addObject(o *object) {
 	b.objects = append(b.objects, o)
 	if b.index == nil && len(b.objects) >= 8 {
@@ -101,19 +94,13 @@ func (b *Batch) addObject(o *object) {
 // object is one observed object and its queued entries, in queue order.
 type object struct {
 	id ownership.ObjectRef
-	// observed is a copy of the object first queued, in its own Go type,
-	// then the API server's response to each apply (of the same type).
+	// observed is the object first queued, then each apply's response.
 	observed observation
 	entries  []*entry
 }
 
-// observation is an object as the batch last saw it: a copy of the object
-// queued, or the API server's response to the last apply, kept as JSON and
-// decoded only when something needs the object (a later entry is built on
-// it, a result hook reads it). Most responses are never read: decoding them
-// would cost more client time than the rest of a Flush, and holding them
-// decoded more memory. Once a Flush of many objects is done with an object,
-// its response is kept compressed (see pack).
+// observation is an object as the batch last saw it: the object queued, or the
+// last apply's response kept as JSON until needed (most are never read).
 type observation struct {
 	obj      client.Object // the object; with response set, an empty object of its type
 	response []byte
@@ -138,8 +125,7 @@ func (o *observation) get() (client.Object, error) {
 	return obj, nil
 }
 
-// answered moves the observation to what an apply left: its response,
-// decoded or not.
+// answered moves the observation to an apply's response, decoded or not.
 func (o *observation) answered(res ssa.Result) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
@@ -153,8 +139,7 @@ func (o *observation) answered(res ssa.Result) {
 	}
 }
 
-// unpacked returns the response as the API server sent it, decompressing a
-// packed one.
+// unpacked returns the response as sent, decompressing a packed one.
 func (o *observation) unpacked() ([]byte, error) {
 	if !o.packed {
 		return o.response, nil
@@ -172,13 +157,8 @@ func (o *observation) unpacked() ([]byte, error) {
 	return raw, nil
 }
 
-// pack returns the observation with its response compressed, for keeping
-// it until the next Flush: a response is mostly managedFields entries that
-// repeat one another, and compresses to about a third on its own, or to a
-// tenth or less against dict, another response of the same Flush (nil for
-// none). scratch is a buffer to compress into, returned for reuse. An
-// observation that holds no response, or holds it compressed already, is
-// returned as it is.
+// pack returns the observation with its response compressed (against dict
+// when not nil), and scratch, the buffer it compressed into, for reuse.
 func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 	if o.response == nil || o.packed {
 		return o, scratch
@@ -202,15 +182,11 @@ func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 type entry struct {
 	target   ssa.Target
 	contribs []contribution
-	// opts are the options a Flush applies the entry with, derived from
-	// the contributions it sends (see applyOptions). Only a Flush writes
-	// and reads them, one Flush at a time; they are kept here rather than
-	// made per apply, which would cost an allocation each.
+	// opts are the options a Flush applies the entry with (see applyOptions),
+	// kept here to spare an allocation per apply; only a Flush touches them.
 	opts ssa.ApplyOptions
-	// mixed is set when the queued contributions are not all Mutators of
-	// the first one's apply configuration type. Unset, it holds for any
-	// part of contribs too, such as what a Flush sends. (A flag rather than
-	// the type: a Flush of many objects holds thousands of entries.)
+	// mixed is set when the contributions are not all Mutators of the first
+	// one's apply configuration type; unset, it holds for any part of contribs.
 	mixed bool
 }
 
@@ -225,9 +201,7 @@ func (e *entry) push(c *contribution) {
 	e.contribs = append(e.contribs, *c)
 }
 
-// acType is the one apply configuration type of contribs, contributions of
-// an entry as they were when queued, whose Mutators all edit it; nil when
-// they edit several or one is an Edit.
+// acType is the one apply configuration type all of contribs' Mutators edit, or nil.
 func acType(contribs []contribution, mixed bool) reflect.Type {
 	if mixed || len(contribs) == 0 {
 		return nil
@@ -235,10 +209,8 @@ func acType(contribs []contribution, mixed bool) reflect.Type {
 	return contribs[0].acType()
 }
 
-// sent clears the first n contributions, which were sent. With none left
-// the entry lets go of their array: a cleared entry stays in its object
-// until the Flush ends, and the contributions' functions often hold the
-// objects they were queued with.
+// sent clears the first n contributions, which were sent. An emptied entry
+// drops its array: its functions often hold the objects they were queued with.
 func (e *entry) sent(n int) {
 	e.contribs = e.contribs[n:]
 	if len(e.contribs) == 0 {
@@ -271,10 +243,8 @@ func New(a *ssa.Applier, opts ...Option) *Batch {
 	return b
 }
 
-// add queues c for t, observing obj if the object is new to the batch: later
-// contributions for the same object only identify it, and are not converted.
-// c's types are checked first (see checkCaller); an error names t and queues
-// nothing.
+// add queues c for t, observing obj only if the object is new to the batch.
+// An error of c's type check (see checkCaller) names t and queues nothing.
 func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -300,15 +270,9 @@ func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
 	return nil
 }
 
-// observe returns the copy of obj a batch keeps as its observation: a deep
-// copy, except that a typed object's managedFields entries share their
-// fieldsV1 bytes and timestamps with obj's. Those are never modified in
-// place (a change to managedFields replaces them, as decoding and every
-// managedfields helper do), and they are most of what copying an object with
-// several field managers costs: a reconcile copies every object it queues,
-// and a Flush of many objects holds every copy until the object's turn.
-// obj itself is only read: the entries are left out of a shallow copy of it
-// before that copy is deep-copied.
+// observe returns a deep copy of obj, leaving obj untouched, except that a
+// typed object's managedFields entries share fieldsV1 bytes and timestamps with
+// obj's: those are never modified in place and are most of what copying costs.
 func observe(obj client.Object) (client.Object, error) {
 	src, entries := obj, obj.GetManagedFields()
 	_, isUnstructured := obj.(*unstructured.Unstructured)
@@ -334,33 +298,22 @@ func observe(obj client.Object) (client.Object, error) {
 	return cp, nil
 }
 
-// entryFor returns o's entry for t, adding it if there is none.
 func (o *object) entryFor(t ssa.Target) *entry {
 	if e := o.entryOf(t.Subresource, t.Manager); e != nil {
 		return e
 	}
-	// No room yet: a batch of many objects often queues one contribution
-	// per entry, and room for more would be most of what it holds until the
-	// Flush. An entry that gets a second one gets room for several
-	// (addToLast): status functions queue them by the dozen.
+	// No room for contributions yet: a large batch often queues one per entry.
 	e := &entry{target: t}
 	if o.entries == nil {
-		// Room for an object's usual few entries (a manager or three, a
-		// main resource and a status) in one allocation.
 		o.entries = make([]*entry, 0, 4)
 	}
 	o.entries = append(o.entries, e)
 	return e
 }
 
-// addToLast queues c without checking obj again when the previous
-// contribution was for exactly obj (the same object, unrenamed), and reports
-// whether it did. An entry for sub and manager that obj does not have yet
-// is added with the previous contribution's target, checked again for its
-// own manager and subresource. c's types are checked unless they are those of
-// the contribution queued last (see checkCaller); an error of that check
-// names the target, and nothing is queued. An entry whose target does not
-// pass is left to the full check, which says why.
+// addToLast queues c without checking obj again when the previous contribution
+// was for exactly obj, and reports whether it did. A new entry's target that
+// fails Validate is left to the full check, which says why.
 func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c *contribution) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -389,10 +342,7 @@ func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string
 	}
 	b.last.entry = e
 	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
-		// A second contribution gets room for 8: status functions queue
-		// them by the dozen. A ninth gets room for 32 at once rather than
-		// doubling twice: copying contributions, which hold pointers, is
-		// what queueing a reconcile's status functions costs most.
+		// Grow steeply: status functions queue dozens, and copies are costly.
 		grown := make([]contribution, n, max(8, 4*n))
 		copy(grown, e.contribs)
 		e.contribs = grown
@@ -413,8 +363,7 @@ func (o *object) entryOf(sub ssa.Subresource, manager string) *entry {
 }
 
 // checkCaller checks c's types (see caller.check) unless they are those of
-// the contribution queued last, which passed: status functions queue many
-// contributions of one type in a row. b.mu is held.
+// the contribution queued last, which passed. b.mu is held.
 func (b *Batch) checkCaller(c *contribution) error {
 	if b.last.call != nil && c.call == b.last.call {
 		return nil
@@ -426,8 +375,7 @@ func (b *Batch) checkCaller(c *contribution) error {
 	return nil
 }
 
-// isLast reports whether obj is exactly the object the previous
-// contribution was queued for: the same object, unrenamed. b.mu is held.
+// isLast reports whether obj is the last object queued, unrenamed. b.mu is held.
 func (b *Batch) isLast(obj client.Object) bool {
 	t := &b.last.target
 	if b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
@@ -453,9 +401,8 @@ func (b *Batch) Pending() []ssa.Target {
 	return out
 }
 
-// FlushInto flushes the batch and joins the error into *errp. It is meant to be
-// deferred by a reconciler with a named error result, so that every exit
-// flushes:
+// FlushInto flushes the batch and joins the error into *errp. Defer it in a
+// reconciler with a named error result, so that every exit flushes:
 //
 //	func (r *R) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 //		b := batcher.New(r.Applier)
@@ -468,12 +415,11 @@ func (b *Batch) FlushInto(ctx context.Context, errp *error) {
 }
 
 // Flush sends every queued entry, at most one apply each, objects in parallel
-// (see WithConcurrency) and each object's entries in order. Entries that were
-// applied, or needed no apply, are cleared; failed ones stay queued. The error
-// joins every entry's error, each naming its target; errors.Is and errors.As
-// (apierrors.IsNotFound, conflicts classification) work through it. In
-// shadow mode (WithShadow) Flush writes nothing and reports divergence
-// instead.
+// (see WithConcurrency) and each object's entries in order. Entries applied,
+// or needing no apply, are cleared; failed ones stay queued. The error joins
+// every entry's error, each naming its target; errors.Is and errors.As
+// (apierrors.IsNotFound, conflicts classification) work through it. In shadow
+// mode (WithShadow) Flush writes nothing and reports divergence instead.
 func (b *Batch) Flush(ctx context.Context) error {
 	return b.flush(ctx, nil)
 }
@@ -491,13 +437,12 @@ type DryRunResult struct {
 	Err error
 }
 
-// DryRun asks the API server what Flush would do, without writing: every
-// entry that would send an apply sends it as a server-side dry run
-// (DryRunAll), so the server merges, checks ownership and conflicts, and
-// answers with the object it would store. Nothing is written, every entry
-// stays queued, the batch keeps its observations and the Applier remembers
-// nothing from the answers. Results come in Pending order; the error joins
-// the entries' errors as Flush's would.
+// DryRun asks the API server what Flush would do: every entry that would
+// send an apply sends it as a server-side dry run (DryRunAll), which merges,
+// checks ownership and conflicts, and answers with the object it would
+// store. Nothing is written, every entry stays queued, the batch keeps its
+// observations and the Applier remembers nothing from the answers. Results
+// come in Pending order; the error joins the entries' errors as Flush's would.
 func (b *Batch) DryRun(ctx context.Context) ([]DryRunResult, error) {
 	var (
 		mu      sync.Mutex
@@ -555,8 +500,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	return errors.Join(errs...)
 }
 
-// flushShare flushes one object's share of a Flush of n objects and lets go
-// of it: a Flush of many objects holds the entries only for those in flight.
+// flushShare flushes w and lets go of it: a large Flush holds only entries in flight.
 func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
 	err := b.flushObject(ctx, *w, dryRun)
 	if dryRun == nil {
@@ -569,11 +513,9 @@ func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batc
 	return err
 }
 
-// workOf returns o's share of a Flush, its entries appended to entries,
-// each with the contributions it sends: those queued now. Contributions are
-// only ever appended, and only a Flush removes them once sent, so the
-// share is a capped view of them, not a copy, taken under the one lock
-// the Flush holds to start. b.mu is held.
+// workOf returns o's share of a Flush, its entries appended to entries, each
+// with a capped view of the contributions queued now: they are only ever
+// appended, and only a Flush removes them, so no copy is needed. b.mu is held.
 func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 	for _, e := range sendOrder(o.entries) {
 		n := len(e.contribs)
@@ -583,11 +525,8 @@ func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 	return flushWork{object: o, entries: entries}
 }
 
-// settle records what the Flush did with w's entries and drops those with
-// nothing left queued from its object (objects stay: their observation is
-// what the next Flush of this batch builds on). It runs as soon as the Flush
-// is done with the object: a Flush of many objects then lets each object's
-// entries go while the others are in flight.
+// settle records what the Flush did with w's entries and drops the sent
+// ones, keeping the object: the next Flush builds on its observation.
 func (b *Batch) settle(w *flushWork, tally *batching.PendingTally) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -598,18 +537,12 @@ func (b *Batch) settle(w *flushWork, tally *batching.PendingTally) {
 	b.dropSent(w.object)
 }
 
-// packDictObjects is how many objects a Flush writes at least for the
-// responses it keeps to be compressed against a dictionary (see pack). The
-// dictionary's table costs about as much as the plain compression of some
-// sixty responses loses to it.
+// packDictObjects is the fewest objects of a Flush that compresses against a
+// dictionary (see pack): in smaller ones it costs more than it saves.
 const packDictObjects = 64
 
-// pack compresses the response o was last seen in, which a Flush of many
-// objects otherwise keeps whole for every object until the batch goes. It
-// is called once the Flush is done with o: nothing else changes o's
-// observation until the next Flush. With withDict the response is
-// compressed against the batch's dictionary, which the first response
-// packed so becomes.
+// pack compresses o's response once the Flush is done with o (nothing else
+// changes it until the next Flush), withDict against the batch's dictionary.
 func (b *Batch) pack(o *object, withDict bool) {
 	b.mu.Lock()
 	obs := o.observed
@@ -632,12 +565,8 @@ func (b *Batch) pack(o *object, withDict bool) {
 	b.mu.Unlock()
 }
 
-// flushWork is one object's share of a Flush: its entries, in send order,
-// and the contributions of each the Flush sends (those queued when it
-// started, see workOf). A Flush of many objects holds one for every object
-// from the start, so it holds no more than views of what the entries hold
-// anyway, until the object is done (see release); the object's observation
-// is read when its turn comes (only a Flush changes it, one at a time).
+// flushWork is one object's share of a Flush: its entries in send order,
+// each with a view of the contributions it sends (see workOf).
 type flushWork struct {
 	object  *object
 	entries []entryWork
@@ -649,14 +578,12 @@ type entryWork struct {
 	acType   reflect.Type   // the one apply configuration type they edit (see acType)
 }
 
-// observed returns o's observation as it is now.
 func (b *Batch) observed(o *object) observation {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return o.observed
 }
 
-// release drops what w holds besides its object: its entries.
 func (w *flushWork) release() {
 	w.entries = nil
 }
@@ -689,18 +616,13 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		opts := &ew.entry.opts
 		*opts = applyOptions(contribs)
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
-			// An earlier entry's status apply landed on an object created
-			// again under the same name (the API server ignores a status
-			// apply's uid): a guarded entry was decided from the object that
-			// is gone, and its guard must not pass on the successor's
-			// resourceVersion.
+			// An earlier status apply (whose uid the API server ignores) landed
+			// on a recreated object: a guard decided on the old one must not pass.
 			errs = append(errs, &ssa.Error{Target: *t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
 		bu, typed := build(t, b.applier.TypeConverter(), contribs, ew.acType)
-		// The response is decoded now when the next entry is built on it
-		// (which spares reading its metadata apart), else when the next
-		// Flush needs it; a result hook reads it decoded.
+		// Defer decoding when nothing in this Flush reads the response.
 		x := batching.Extras{Typed: typed, DryRun: dryRun != nil,
 			DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
 		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, x, opts)
@@ -730,8 +652,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 	return errors.Join(errs...)
 }
 
-// undecodable fails every entry of w: the response its object was last seen
-// in cannot be decoded into the object's type, so nothing can be built on it.
+// undecodable fails every entry of w, whose observation cannot be decoded.
 func (b *Batch) undecodable(w flushWork, err error) error {
 	errs := make([]error, 0, len(w.entries))
 	for _, ew := range w.entries {
@@ -740,9 +661,7 @@ func (b *Batch) undecodable(w flushWork, err error) error {
 	return errors.Join(errs...)
 }
 
-// shadowObject compares one object's entries with the live object (see
-// WithShadow): each a dry run built on the batch's observation, none
-// affecting another.
+// shadowObject dry-runs w's entries against the live object (see WithShadow).
 func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	observed := b.observed(w.object)
 	obs, err := observed.get()
@@ -767,9 +686,7 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	return errors.Join(errs...)
 }
 
-// dropSent drops o's entries with nothing queued. A dropped entry is no
-// longer where the next contribution goes (see addToLast): one queued for
-// the same target gets a new entry. b.mu is held.
+// dropSent drops o's entries with nothing queued. b.mu is held.
 func (b *Batch) dropSent(o *object) {
 	entries := o.entries[:0]
 	for _, e := range o.entries {
@@ -784,8 +701,7 @@ func (b *Batch) dropSent(o *object) {
 	o.entries = entries
 }
 
-// sendOrder returns an object's entries main resource first, each group in
-// queue order: entries itself when they already are in that order.
+// sendOrder returns entries main resource first, each group in queue order.
 func sendOrder(entries []*entry) []*entry {
 	sawStatus := false
 	ordered := true

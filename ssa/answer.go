@@ -16,13 +16,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// answer is the API server's response to an apply: its JSON as it came, the
-// object decoded from it unless the caller deferred that, and what the
-// Applier remembers of it. Decoding a typed object from the response costs
-// more client time than everything else an apply does, and most responses
-// are never read: a reconcile's batch needs one only when a later entry of
-// the same object is built on it. What remember needs (resourceVersion, uid,
-// the managers' entries) is read from the metadata alone.
+// answer is the API server's response to an apply: its JSON, the object
+// decoded from it unless deferred, and the metadata remember needs. Decoding
+// is costly and most responses are never read, hence the deferral.
 type answer struct {
 	raw  []byte        // the response; nil when the client decoded it itself
 	obj  client.Object // the decoded response; nil while deferred
@@ -37,8 +33,7 @@ type answerMeta struct {
 	ManagedFields   []metav1.ManagedFieldsEntry
 }
 
-// newAnswer wraps a response: decoded into an object of like's type, or, with
-// deferDecode, only its metadata read.
+// newAnswer wraps a response, decoded into like's type unless deferDecode.
 func newAnswer(raw []byte, like client.Object, t Target, deferDecode bool) (*answer, error) {
 	a := &answer{raw: raw}
 	if !deferDecode {
@@ -70,7 +65,6 @@ func (a *answer) uid() types.UID {
 	return a.meta.UID
 }
 
-// hasManagedFields reports whether the response lists managedFields at all.
 func (a *answer) hasManagedFields() bool {
 	if a.obj != nil {
 		return ownership.HasManagedFields(a.obj)
@@ -78,8 +72,7 @@ func (a *answer) hasManagedFields() bool {
 	return len(a.meta.ManagedFields) > 0
 }
 
-// entry returns the fields of manager's Apply entry for sub, as appliedEntry
-// does on an object.
+// entry is appliedEntry on the response.
 func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
 	if a.obj != nil {
 		return appliedEntry(a.obj, manager, sub)
@@ -87,17 +80,11 @@ func (a *answer) entry(manager string, sub Subresource) ([]byte, bool, error) {
 	return appliedEntryIn(a.meta.ManagedFields, manager, sub)
 }
 
-// readMeta reads the metadata of an object's JSON into m. It walks the
-// top level up to the metadata (which the API server writes before spec and
-// status) and the metadata only, and decodes no more than resourceVersion,
-// uid and the managedFields entries (their fields kept as the raw JSON
-// metav1.FieldsV1 keeps): the rest of the object (spec, status, every other
-// metadata field) is skipped without being decoded. raw is a response the
-// client already checked to be valid JSON (json.Decoder, decoding the
-// metadata only, still scanned the rest and cost a fifth of a changing
-// reconcile's client time); anything else is refused with an
-// error where the walk notices (values it skips are not checked), and never
-// panics.
+// readMeta reads resourceVersion, uid and the managedFields entries of an
+// object's JSON into m without decoding the rest of the response: it stops
+// after the metadata, which the API server writes before spec and status.
+// raw was checked by the client; malformed input is refused where the walk
+// notices (skipped values are not checked), and it never panics.
 func readMeta(raw []byte, m *answerMeta) error {
 	s := &jsonScan{b: raw}
 	found := false
@@ -134,9 +121,8 @@ func readMeta(raw []byte, m *answerMeta) error {
 							if err := s.skip(); err != nil {
 								return err
 							}
-							// A copy, as metav1.FieldsV1 decodes one: a
-							// slice would keep the whole response alive in
-							// what the Applier remembers. null is no fields.
+							// A copy, so what the Applier remembers does not
+							// keep the whole response alive. null is no fields.
 							if fields := s.b[start:s.i]; string(fields) != "null" {
 								e.FieldsV1 = &metav1.FieldsV1{}
 								e.FieldsV1.SetRawBytes(fields) // copies
@@ -197,10 +183,8 @@ func (s *jsonScan) peek() byte {
 }
 
 // object walks an object, calling member for each key with the scanner at
-// its value; member must consume the value. A null is an empty object. The
-// keys member reads are passed as they are; any other key is passed as "": a
-// response's metadata has dozens of keys, and decoding each into a string of
-// its own was most of what reading it allocated.
+// its value; member must consume the value. A null is an empty object. Keys
+// not in reads are passed as "", sparing a string for each.
 func (s *jsonScan) object(reads []string, member func(key string) error) error {
 	return s.collection('{', '}', func() error {
 		key, err := s.key(reads)
@@ -296,8 +280,7 @@ func (s *jsonScan) str(out *string) error {
 		*out = string(body)
 		return nil
 	}
-	// Escapes, or bytes encoding/json would replace: decode it as
-	// encoding/json does.
+	// Escapes or invalid UTF-8: decode it as encoding/json does.
 	return json.Unmarshal(s.b[start:s.i], out)
 }
 
@@ -309,9 +292,8 @@ func (s *jsonScan) literal(lit string) error {
 	return nil
 }
 
-// skip consumes one value of any type without decoding it. Inside objects
-// and arrays it only follows strings and nesting: it finds where a value
-// ends, it does not check it (the client did).
+// skip consumes one value without decoding it. Inside objects and arrays it
+// only follows strings and nesting, checking nothing (the client did).
 func (s *jsonScan) skip() error {
 	switch c := s.peek(); c {
 	case '{', '[':
@@ -357,7 +339,6 @@ func (s *jsonScan) skipNumber() error {
 	return nil
 }
 
-// skipString consumes a string at s.i.
 func (s *jsonScan) skipString() error {
 	for s.i++; s.i < len(s.b); s.i++ {
 		switch s.b[s.i] {
@@ -370,4 +351,3 @@ func (s *jsonScan) skipString() error {
 	}
 	return errBadJSON
 }
-

@@ -23,20 +23,18 @@ import (
 	"github.com/statusapply/statusapply/internal/objects"
 )
 
-// BuildFunc edits intent, the apply configuration of one Target as
-// unstructured content that already names the object. observed is the object
-// the decision is taken from, typed or unstructured as it was given to Apply
-// (or as the API server returned it after a re-read); it must not be
-// modified. It runs again, against a fresh observation, when a guarded apply
-// is retried, so it must be a deterministic function of observed.
+// BuildFunc edits intent, one Target's apply configuration as unstructured
+// content that already names the object. observed, typed or unstructured as
+// given to Apply (or as re-read), is what the decision is taken from and must
+// not be modified. A retried guarded apply runs it again on a fresh
+// observation, so it must be a deterministic function of observed.
 type BuildFunc func(intent *unstructured.Unstructured, observed client.Object) error
 
 // Build says how to build one Target's intent.
 type Build struct {
 	// Func builds the intent as unstructured content. It is required.
 	Func BuildFunc
-	// typed builds the same intent in its own apply configuration type (a
-	// batch's entry of typed Mutators); nil for none.
+	// typed builds the same intent in its apply configuration type; nil for none.
 	typed *batching.TypedBuild
 }
 
@@ -50,31 +48,27 @@ type Result struct {
 	// nil when nothing was sent (and for kinds the scheme does not know, whose
 	// response the unstructured client decodes into Object).
 	Response []byte
-	// Observed is the object the last attempt's intent was built on: the
-	// observation given to Apply, or the object read again from the API
-	// server (for a missing managedFields or a guarded retry, as
-	// unstructured content). A guarded apply that was sent was applied by
-	// the API server to exactly this object: its resourceVersion was the
-	// precondition.
+	// Observed is what the last attempt's intent was built on: the observation
+	// given to Apply, or an unstructured re-read (for a missing managedFields
+	// or a guarded retry). A sent guarded apply was applied to exactly this
+	// object: its resourceVersion was the precondition.
 	Observed client.Object
 	// Sent is false when the intent changed nothing and no request was made.
 	Sent bool
-	// Intent is the apply configuration sent last, as JSON; nil when nothing
-	// was sent.
+	// Intent is the apply configuration sent last, as JSON; nil if none was.
 	Intent []byte
 	// Attempts counts the applies sent, retries included.
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
 	Yielded []conflicts.Conflict
-	// Taken are the contested fields a TakeDeclared policy forced (or a
-	// shadow-mode dry run did).
+	// Taken are the contested fields a TakeDeclared policy or a shadow-mode dry run forced.
 	Taken []conflicts.Conflict
 }
 
 // Applier applies field managers' intents with server-side apply. It is safe
-// for concurrent use and meant to live as long as the controller: it holds the
-// per-object lanes that serialise this process's applies to one object, and
-// remembers what each manager owns (see DefaultOwnedCacheSize).
+// for concurrent use and meant to live as long as the controller: it
+// serialises this process's applies to each object and remembers what each
+// manager owns (see DefaultOwnedCacheSize).
 type Applier struct {
 	client  client.Client
 	cfg     config
@@ -117,23 +111,19 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 // their own Events (shadow-mode divergence) through it.
 func (a *Applier) EventRecorder() conflicts.EventRecorder { return a.cfg.recorder }
 
-// TypeConverter is the combined schema source of the Applier: every kind it
-// can apply. It is public so that code working beside the Applier uses the
-// same schemas, such as conflicts.Predict or managedfields.ExtractInto.
+// TypeConverter is the Applier's combined schema source, for every kind it can
+// apply, so that code beside it (such as conflicts.Predict) uses the same schemas.
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
 // Apply writes t's intent, built by b on top of what the manager owns on
 // observed (see Mode), with one server-side apply that does not force
-// ownership, unless the intent changes nothing. observed may be typed or
-// unstructured; it is not modified. Applies to the same object from this
-// Applier are sent one at a time. A field-manager conflict is handled by the
-// conflict policy (OnConflict, else the manager's, else Fail, which returns a
-// *conflicts.Error); a Guarded apply's stale resourceVersion leads to a read,
-// a rebuild and a retry, bounded by the guard backoff. Errors are *Error and
-// wrap the cause.
-//
-// Apply is the one-Target form of what batcher.Batch.Flush does for every
-// entry; most callers queue contributions in a Batch instead.
+// ownership, unless the intent changes nothing. observed, typed or
+// unstructured, is not modified. Applies to one object from this Applier are
+// sent one at a time. A field-manager conflict goes to the conflict policy
+// (OnConflict, else the manager's, else Fail: a *conflicts.Error); a Guarded
+// apply's stale resourceVersion leads to a read, rebuild and retry within the
+// guard backoff. Errors are *Error and wrap the cause. Most callers queue
+// contributions in a batcher.Batch instead, whose Flush does this per entry.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
 }
@@ -142,8 +132,6 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 // It is not for other callers: its methods take statusapply's internal types.
 func (a *Applier) ForBatches() forBatches { return forBatches{a: a} }
 
-// forBatches is what package batcher uses of an Applier besides its public
-// API (see Applier.ForBatches).
 type forBatches struct{ a *Applier }
 
 // Apply is Applier.Apply run with x.
@@ -183,9 +171,8 @@ func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b
 	}
 }
 
-// optionsOf returns the options opts set, without a copy when they are one
-// *ApplyOptions, as a batch's entry passes them: the caller must not modify
-// what it returns.
+// optionsOf returns the options opts set, uncopied when they are one
+// *ApplyOptions (as a batch passes them): the caller must not modify them.
 func optionsOf(opts []ApplyOption) *ApplyOptions {
 	if len(opts) == 1 {
 		if o, ok := opts[0].(*ApplyOptions); ok && o != nil {
@@ -195,8 +182,7 @@ func optionsOf(opts []ApplyOption) *ApplyOptions {
 	return new(ApplyOptions).ApplyOptions(opts)
 }
 
-// applyRun is one Apply in progress: what it writes, how, and its result so
-// far. Each step below is one phase of an attempt.
+// applyRun is one Apply in progress: what it writes, how, and its result so far.
 type applyRun struct {
 	*Applier
 	t       Target
@@ -211,11 +197,9 @@ type applyRun struct {
 	// like is the object given to Apply: responses are decoded into its Go
 	// type, even when an attempt was built on an unstructured re-read.
 	like client.Object
-	// reread is set once the run read the object again for a build that
-	// needed its managedFields.
+	// reread is set once the object was read again for its managedFields.
 	reread bool
-	// built is the intent lookRemembered built and found changed, for the
-	// first attempt (see prepare); nil when there is none.
+	// built is lookRemembered's changed intent for the first attempt, or nil.
 	built *builtIntent
 }
 
@@ -234,21 +218,18 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	return r
 }
 
-// check refuses, before any request, a target, observed object or build
-// that cannot be applied.
+// check refuses, before any request, an apply that cannot be made.
 func (r *applyRun) check() error {
 	if err := checkApply(r.t, r.res.Object, r.build, r.x); err != nil {
 		return err
 	}
-	// Every apply needs the kind's schema, whatever it builds and whatever
-	// the manager owns: without it neither what the manager owns nor what
-	// the intent releases can be told, so no path may send without it.
+	// No path may send without the kind's schema: without it neither what the
+	// manager owns nor what the intent releases can be told.
 	_, err := r.schemaOf(r.t.GVK)
 	return err
 }
 
-// checkApply refuses, before any request, a target, observed object, build
-// or options that cannot be applied.
+// checkApply refuses, before any request, what cannot be applied.
 func checkApply(t Target, observed client.Object, b Build, x batching.Extras) error {
 	if err := t.Validate(); err != nil {
 		return err
@@ -265,7 +246,6 @@ func checkApply(t Target, observed client.Object, b Build, x batching.Extras) er
 	return nil
 }
 
-// isNil reports whether obj is nil or a nil pointer.
 func isNil(obj client.Object) bool {
 	if obj == nil {
 		return true
@@ -274,11 +254,8 @@ func isNil(obj client.Object) bool {
 	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
-// logger returns the logger of an apply made with ctx: the one WithLogger
-// set, else the context's (controller-runtime's reconcile logger), else one
-// that discards. It never falls back to controller-runtime's global logger,
-// which, outside a manager that set it, prints a warning with a stack trace
-// instead.
+// logger is Logger. It never falls back to controller-runtime's global
+// logger, which outside a manager prints a warning with a stack trace.
 func (a *Applier) logger(ctx context.Context) logr.Logger {
 	if a.cfg.logger != nil {
 		return *a.cfg.logger
@@ -289,13 +266,11 @@ func (a *Applier) logger(ctx context.Context) logr.Logger {
 	return logr.Discard()
 }
 
-// Logger returns the logger the Applier logs to for an apply made with ctx:
-// the one WithLogger set, else the context's, else one that discards. Code
-// working beside the Applier, such as a batch's Flush, logs there too.
+// Logger returns the logger for an apply made with ctx: WithLogger's, else
+// the context's, else one that discards. A batch's Flush logs there too.
 func (a *Applier) Logger(ctx context.Context) logr.Logger { return a.logger(ctx) }
 
-// debug logs at V(1), naming the target. The target's name is only built
-// when the line is written: most reconciles log nothing.
+// debug logs at V(1), naming the target only when the line is written.
 func (r *applyRun) debug(msg string, keysAndValues ...any) {
 	if l := r.logger.V(1); l.Enabled() {
 		l.Info(msg, append([]any{"target", r.t.String()}, keysAndValues...)...)
@@ -306,10 +281,8 @@ func (r *applyRun) fail(err error) (Result, error) {
 	return r.res, &Error{Target: r.t, Attempts: r.res.Attempts, Err: err}
 }
 
-// attempt builds the intent against the current observation and sends it,
-// unless it changes nothing. It reports again when a guarded apply found the
-// object changed and is to be rebuilt against the fresh read it left in
-// r.res.Object.
+// attempt builds the intent on the current observation and sends it unless it
+// changes nothing. again asks for a rebuild on the read left in r.res.Object.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.x.DryRun)
 	if err != nil {
@@ -319,8 +292,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res, r.built)
 	r.built = nil // a retry builds on its fresh read
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
-		// The build needs the managedFields the observation lacks, which a
-		// remembered state does not hold: read them, once.
+		// The build needs managedFields the observation lacks: read them, once.
 		fresh, err := r.read(ctx, r.t, r.series)
 		if err != nil {
 			return false, err
@@ -345,14 +317,12 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	return false, nil
 }
 
-// skipped records an intent that changes nothing: no request was made.
 func (r *applyRun) skipped() {
 	skippedApply(r.logger, &r.t, r.series, r.x.DryRun)
 }
 
-// skippedApply counts, unless in a dry run, and logs at V(1) an apply of t
-// that was not sent because it changed nothing: a run's, or one
-// lookRemembered answered.
+// skippedApply counts (unless in a dry run) and logs an apply of t that was
+// not sent because it changed nothing: a run's, or lookRemembered's.
 func skippedApply(logger logr.Logger, t *Target, series *targetMetrics, dryRun bool) {
 	if !dryRun {
 		series.skipped.get().Inc()
@@ -373,14 +343,12 @@ func (r *applyRun) applied(resp *answer, in *prepared) {
 	r.res.answered(resp)
 }
 
-// answered records the API server's response to the apply sent last.
 func (res *Result) answered(resp *answer) {
 	res.Object, res.Response, res.Sent = resp.obj, resp.raw, true
 }
 
-// refused handles an apply the API server did not accept: a field-manager
-// conflict goes to the conflict policy, a stale resourceVersion to
-// staleRetry, anything else is returned.
+// refused handles an apply the API server did not accept: a conflict goes to
+// the conflict policy, a stale resourceVersion to staleRetry.
 func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object, sendErr error) (again bool, err error) {
 	if !r.x.DryRun {
 		// Whatever happened on the server, what the manager owns is no
@@ -394,10 +362,8 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	case conflicts.ClassFieldManagerConflict:
 		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.x); err != nil {
 			if conflicts.Classify(err) == conflicts.ClassStale {
-				// The API server checks ownership before the guard: a
-				// guarded apply re-sent forced, or without the contested
-				// fields, can still find the object changed, and is then
-				// retried as any guarded apply is.
+				// The API server checks ownership before the guard: a re-sent
+				// guarded apply can still find the object changed.
 				return r.staleRetry(ctx, obs, err)
 			}
 			return false, err
@@ -413,10 +379,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	}
 }
 
-// staleRetry handles a 409 without causes, a failed resourceVersion or uid
-// precondition: it reads the object again and, for a guarded apply within
-// its backoff, waits and asks for another attempt. An object deleted since
-// it was observed is NotFound, whatever the guard.
+// staleRetry handles a failed resourceVersion or uid precondition (a 409
+// without causes): it reads the object again and retries a guarded apply
+// within its backoff. An object deleted since observed is NotFound.
 func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr error) (again bool, err error) {
 	fresh, err := r.read(ctx, r.t, r.series)
 	if err != nil {
@@ -443,9 +408,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 	return true, nil
 }
 
-// groupResource names t's resource for a NotFound error: from the REST
-// mapper when it knows the kind, else apimachinery's guess from the kind
-// (widgets for Widget).
+// groupResource names t's resource for a NotFound error, guessed if unmapped.
 func (a *Applier) groupResource(gvk schema.GroupVersionKind) schema.GroupResource {
 	if mapper := a.client.RESTMapper(); mapper != nil {
 		if m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
@@ -456,8 +419,7 @@ func (a *Applier) groupResource(gvk schema.GroupVersionKind) schema.GroupResourc
 	return plural.GroupResource()
 }
 
-// policy is the conflict policy of one apply: the apply's own, else the
-// manager's, else Fail.
+// policy is one apply's conflict policy: its own, else the manager's, else Fail.
 func (a *Applier) policy(manager string, opts *ApplyOptions) conflicts.Policy {
 	if opts.Policy != nil {
 		return *opts.Policy

@@ -10,21 +10,13 @@ import (
 	"github.com/statusapply/statusapply/internal/objects"
 )
 
-// lookRemembered answers an apply that changes nothing from what the
-// Applier remembers at exactly observed's resourceVersion, before the rest
-// of a run: most reconciles change nothing, and for them a run's set-up cost
-// more than the build and the comparison (see docs/benchmarks.md). It is the
-// first attempt's own build, taken early: the typed path (typedPath), on the
-// state remembered at observed's resourceVersion, which needs no check
-// against observed (see owned.go), in a copy of its own. Wherever the run
-// would go another way (no such state, a guarded, declarative or yielding
-// apply, a dry run, a Mutate that declines) it leaves the apply to the run.
-// An intent that changed something is handed to the run as built, so that
-// the mutators run once.
-//
-// A state is remembered only by a run that checked its target, under the
-// target's own manager and subresource, so of the target only the object it
-// names is checked here, as Validate checks it.
+// lookRemembered answers, before a run's costlier set-up, an apply that
+// changes nothing from the state remembered at exactly observed's
+// resourceVersion: most reconciles change nothing. It is the first attempt's
+// typed build taken early, on a state needing no check against observed (see
+// owned.go); any other case is left to the run, which gets a changed intent
+// as built so the mutators run once. Only the object t names is checked: only
+// a run that checked t remembered the state.
 func (a *Applier) lookRemembered(ctx context.Context, t *Target, observed client.Object, b Build, x batching.Extras, opts *ApplyOptions) (answered bool, built *builtIntent, err error) {
 	if x.DryRun || x.AsOwner || opts.Mode != Incremental || !a.typedPath(b.typed, opts, a.policy(t.Manager, opts)) ||
 		b.Func == nil || objectError(t) != nil || isNil(observed) {
@@ -64,9 +56,8 @@ type builtIntent struct {
 	typed *batching.TypedBuild
 }
 
-// edit runs tb's mutators on a copy of f's apply configuration that is the
-// build's own, and reports whether the result still equals f's: the one
-// incremental typed build, for lookRemembered and for a run.
+// edit runs tb's mutators on the build's own copy of f's apply configuration
+// and reports whether the result still equals f's.
 func (f *acForm) edit(tb *batching.TypedBuild, observed client.Object) (ac any, same bool, err error) {
 	ac = deepCopyAC(f.ac)
 	if err := tb.Mutate(ac, observed); err != nil {
