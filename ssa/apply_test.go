@@ -871,7 +871,6 @@ func TestRecordPending(t *testing.T) {
 	}
 }
 
-
 func TestDefaults(t *testing.T) {
 	h := newHarness(t)
 	if b := h.a.cfg.backoff; b.Steps != 5 || b.Duration.Milliseconds() != 10 || b.Factor != 2 {
