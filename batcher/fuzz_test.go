@@ -55,7 +55,7 @@ func FuzzEditDiff(f *testing.F) {
 		// must know who owns it (an observation without managedFields is read
 		// again, which the Applier does, not the editor).
 		observed.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "m", Operation: metav1.ManagedFieldsOperationApply,
-			APIVersion: v1alpha1.SchemeGroupVersion.String(), FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte("{}")},
+			APIVersion: v1alpha1.SchemeGroupVersion.String(), FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1("{}"),
 			Subresource: string(sub)}}
 		edited := observed.DeepCopy()
 		edits := in.edits()

@@ -51,8 +51,8 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 type Mode int
 
 const (
-	// Incremental, the default, starts from the fields the manager owns on
-	// the observed object, so that what it applied last time is kept.
+	// Incremental starts from the fields the manager owns on the observed
+	// object, so that what it applied last time is kept. It is the default.
 	Incremental Mode = iota
 	// Declarative starts from nothing: what the build does not state is
 	// released. A batch entry is declarative if any contribution is.
