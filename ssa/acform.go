@@ -2,7 +2,9 @@ package ssa
 
 import (
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -347,4 +349,14 @@ func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.Condit
 		}
 	}
 	return out
+}
+
+// edit runs tb's mutators on the build's own copy of f's apply configuration
+// and reports whether the result still equals f's.
+func (f *acForm) edit(tb *batching.TypedBuild, observed client.Object) (ac any, same bool, err error) {
+	ac = deepCopyAC(f.ac)
+	if err := tb.Mutate(ac, observed); err != nil {
+		return nil, false, err
+	}
+	return ac, f.lay.equalAC(ac, f.ac), nil
 }

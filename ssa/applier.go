@@ -151,12 +151,7 @@ func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b
 	if x.Typed != nil {
 		b.typed = x.Typed
 	}
-	answered, built, err := a.lookRemembered(ctx, &t, observed, b, x, optionsOf(opts))
-	if answered {
-		return Result{Object: observed, Observed: observed}, err
-	}
 	run := a.newRun(ctx, t, observed, b, x, opts)
-	run.built = built
 	if err := run.check(); err != nil {
 		return run.fail(err)
 	}
@@ -169,17 +164,6 @@ func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b
 			return run.res, nil
 		}
 	}
-}
-
-// optionsOf returns the options opts set, uncopied when they are one
-// *ApplyOptions (as a batch passes them): the caller must not modify them.
-func optionsOf(opts []ApplyOption) *ApplyOptions {
-	if len(opts) == 1 {
-		if o, ok := opts[0].(*ApplyOptions); ok && o != nil {
-			return o
-		}
-	}
-	return new(ApplyOptions).ApplyOptions(opts)
 }
 
 // applyRun is one Apply in progress: what it writes, how, and its result so far.
@@ -199,8 +183,6 @@ type applyRun struct {
 	like client.Object
 	// reread is set once the object was read again for its managedFields.
 	reread bool
-	// built is lookRemembered's changed intent for the first attempt, or nil.
-	built *builtIntent
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
@@ -289,8 +271,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res, r.built)
-	r.built = nil // a retry builds on its fresh read
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
 		// The build needs managedFields the observation lacks: read them, once.
 		fresh, err := r.read(ctx, r.t, r.series)
@@ -317,18 +298,14 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	return false, nil
 }
 
+// skipped counts (unless in a dry run) and logs an apply that was not sent
+// because it changed nothing.
 func (r *applyRun) skipped() {
-	skippedApply(r.logger, &r.t, r.series, r.x.DryRun)
-}
-
-// skippedApply counts (unless in a dry run) and logs an apply of t that was
-// not sent because it changed nothing: a run's, or lookRemembered's.
-func skippedApply(logger logr.Logger, t *Target, series *targetMetrics, dryRun bool) {
-	if !dryRun {
-		series.skipped.get().Inc()
+	if !r.x.DryRun {
+		r.series.skipped.get().Inc()
 	}
-	if l := logger.V(1); l.Enabled() {
-		l.Info("apply skipped: no change", "target", t.String())
+	if l := r.logger.V(1); l.Enabled() {
+		l.Info("apply skipped: no change", "target", r.t.String())
 	}
 }
 

@@ -43,13 +43,12 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 }
 
 // prepare builds t's intent on st, checks it, and tells whether it changes
-// anything, on the typed path when typedPath allows it. built, from
-// lookRemembered, is sent rather than rebuilt while st still has its form.
+// anything, on the typed path when typedPath allows it.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, res *Result, built *builtIntent) (*prepared, error) {
+	policy conflicts.Policy, res *Result) (*prepared, error) {
 	if a.typedPath(b.typed, &opts, policy) {
 		if lay := a.layouts.shared(b.typed.Type); lay != nil {
-			p, err := a.prepareTyped(t, st, obs, b.typed, lay, opts.Mode, built)
+			p, err := a.prepareTyped(t, st, obs, b.typed, lay, opts.Mode)
 			if !errors.Is(err, batching.ErrBuildUntyped) {
 				return p, err
 			}
@@ -61,16 +60,13 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // prepareTyped builds the intent in its apply configuration type, as a copy of
 // the owned form edited by the mutators. Every build edits a copy of its own:
 // what the mutators put in or keep never reaches another build or the state.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *batching.TypedBuild, lay *acLayout, mode Mode,
-	built *builtIntent) (*prepared, error) {
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *batching.TypedBuild, lay *acLayout, mode Mode) (*prepared, error) {
 	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
 	}
 	var ac any
 	switch {
-	case built != nil && built.form == owned && built.typed == tb && mode == Incremental:
-		ac = built.ac // the mutators ran on this copy already
 	case mode == Incremental:
 		var same bool
 		if ac, same, err = owned.edit(tb, obs); err != nil {
@@ -248,8 +244,7 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 }
 
 // typedPath reports whether an intent with this typed build is built in its
-// own type, not as content (for a guarded apply or a yielding policy);
-// lookRemembered and the run share it.
+// own type, not as content (for a guarded apply or a yielding policy).
 func (a *Applier) typedPath(typed *batching.TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
 	return typed != nil && !opts.Guarded && !policy.Yields()
 }
