@@ -42,6 +42,9 @@ type Batch struct {
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
+	// empties holds one empty object per typed Go type, shared by the
+	// observations kept as responses: a Flush of many objects keeps one each.
+	empties sync.Map
 	// scratch holds *[]byte buffers that pack compresses into.
 	scratch sync.Pool
 	// dict is what a large Flush compresses against; set once, under mu.
@@ -126,14 +129,14 @@ func (o *observation) get() (client.Object, error) {
 }
 
 // answered moves the observation to an apply's response, decoded or not.
-func (o *observation) answered(res ssa.Result) {
+func (o *observation) answered(res ssa.Result, empty func(client.Object) client.Object) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
 		like := o.obj
 		if o.response == nil {
 			// The object queued is not kept for its type.
-			like = objects.EmptyLike(o.obj)
+			like = empty(o.obj)
 		}
 		*o = observation{obj: like, response: res.Response}
 	}
@@ -176,6 +179,21 @@ func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 		enc = s2.Encode(scratch[:cap(scratch)], o.response)
 	}
 	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
+}
+
+// emptyLike returns an empty object of obj's type, one per typed Go type;
+// nothing modifies it (decoding makes an object of its own).
+func (b *Batch) emptyLike(obj client.Object) client.Object {
+	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured {
+		return objects.EmptyLike(obj) // its kind is its own
+	}
+	typ := reflect.TypeOf(obj)
+	like, ok := b.empties.Load(typ)
+	if !ok {
+		like, _ = b.empties.LoadOrStore(typ, objects.EmptyLike(obj))
+	}
+	o, _ := like.(client.Object)
+	return o
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -626,7 +644,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		x := batching.Extras{Typed: typed, DryRun: dryRun != nil,
 			DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
 		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, x, opts)
-		observed.answered(res)
+		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(*t, res, err)
 			if err != nil {

@@ -60,23 +60,28 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	}
 }
 
-// An observation kept as a response decodes into an object of its own, not
-// the object queued.
-func TestObservationsDecodeIntoObjectsOfTheirOwn(t *testing.T) {
+// Observations kept as responses share one empty object of their type, and
+// each still decodes into an object of its own. The control is the object
+// queued, which an observation must not keep for its type.
+func TestObservationsShareTheirEmptyObject(t *testing.T) {
+	b := &Batch{}
 	queued := []*v1alpha1.Widget{{}, {}}
 	obs := make([]observation, 2)
 	for i := range obs {
 		obs[i] = observation{obj: queued[i]}
-		obs[i].answered(ssa.Result{Sent: true, Response: []byte(fmt.Sprintf(`{"metadata":{"name":"w%d"}}`, i))})
+		obs[i].answered(ssa.Result{Sent: true, Response: []byte(fmt.Sprintf(`{"metadata":{"name":"w%d"}}`, i))}, b.emptyLike)
+	}
+	if obs[0].obj != obs[1].obj || obs[0].obj == client.Object(queued[0]) || obs[0].obj == client.Object(queued[1]) {
+		t.Fatalf("observations hold %p and %p, want one shared empty object, not the ones queued", obs[0].obj, obs[1].obj)
 	}
 	for i := range obs {
 		got, err := obs[i].get()
-		if err != nil || got.GetName() != fmt.Sprintf("w%d", i) || got == client.Object(queued[i]) {
+		if err != nil || got.GetName() != fmt.Sprintf("w%d", i) || got == b.emptyLike(queued[0]) {
 			t.Fatalf("observation %d decodes to %v, %v", i, got, err)
 		}
 	}
-	if queued[0].GetName() != "" || queued[1].GetName() != "" {
-		t.Fatal("decoding modified the objects queued")
+	if like := b.emptyLike(queued[0]); like.GetName() != "" {
+		t.Fatalf("decoding modified the shared empty object: %v", like)
 	}
 }
 

@@ -112,6 +112,10 @@ func (lay acLayout) objectMeta(ac any, create bool) *metav1ac.ObjectMetaApplyCon
 	return m
 }
 
+func (lay acLayout) setObjectMeta(ac any, m *metav1ac.ObjectMetaApplyConfiguration) {
+	reflect.ValueOf(ac).Elem().FieldByIndex(lay.meta).Set(reflect.ValueOf(m))
+}
+
 // statusConditions returns ac's status conditions; has is false when the
 // type keeps no metav1 conditions there or the status is not set.
 func (lay acLayout) statusConditions(ac any) (conds []metav1ac.ConditionApplyConfiguration, has bool) {

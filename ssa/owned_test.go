@@ -1,9 +1,13 @@
 package ssa
 
 import (
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/statusapply/statusapply/internal/batching"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -11,10 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -99,22 +105,30 @@ func TestOwnedCacheOrder(t *testing.T) {
 			t.Fatalf("step %d: %d states cached, the model has %d", step, c.len(), len(model))
 		}
 	}
-	// The recency list holds the model's order.
+	// Walking the list from the newest gives the model's order, and the
+	// objects hold exactly the states cached.
+	held := 0
+	for _, o := range c.objects {
+		held += len(o.states)
+	}
+	if held != len(model) {
+		t.Fatalf("the objects hold %d states, want %d", held, len(model))
+	}
 	var order []ownedKey
-	for e := c.order.Front(); e != nil; e = e.Next() {
-		order = append(order, e.Value.(*cachedState).key)
+	for s := c.newest; s != nil; s = s.older {
+		order = append(order, s.key)
 	}
 	want := make([]ownedKey, len(model))
 	for i, s := range model {
 		want[i] = s.key
 	}
-	if !slices.Equal(order, want) || len(c.index) != len(model) {
-		t.Fatalf("recency order %v (%d indexed), want %v", order, len(c.index), want)
+	if !slices.Equal(order, want) {
+		t.Fatalf("recency order %v, want %v", order, want)
 	}
 }
 
-// TestOwnedCachePutElsewhere: a state cached under one key can be put under
-// another; each key keeps it until it is dropped there.
+// TestOwnedCachePutElsewhere: a state cached under one key and put under
+// another is remembered as a copy; the first key keeps its state.
 func TestOwnedCachePutElsewhere(t *testing.T) {
 	c := newOwnedCache(4)
 	a := ownedKey{uid: "a", manager: "m", sub: StatusSubresource}
@@ -125,11 +139,8 @@ func TestOwnedCachePutElsewhere(t *testing.T) {
 	if c.get(a) != st || c.len() != 2 {
 		t.Fatal("a lost its state")
 	}
-	if got := c.get(b); got != st {
-		t.Fatalf("b holds %+v, want the state put", got)
-	}
-	if c.drop(a); c.get(b) != st || c.get(a) != nil {
-		t.Fatal("dropping a took b's state")
+	if got := c.get(b); got == nil || got == st || got.rv != "3" {
+		t.Fatalf("b holds %+v, want a copy of a's state", got)
 	}
 }
 
@@ -270,5 +281,70 @@ func TestExtractionCompleteness(t *testing.T) {
 				t.Fatalf("the control expects valuesMatch to miss the field that came back in %v", c.later)
 			}
 		})
+	}
+}
+
+// TestFormsShareTheObjectsIdentity: the forms two managers of one object
+// remember after their applies share one copy of the object's metadata, and
+// a build that edits the metadata of its copy changes no other manager's
+// form. The control is a build given a shallow copy of a form, which shares
+// the metadata: its edit shows up in the form it was copied from.
+func TestFormsShareTheObjectsIdentity(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	typ := reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration]()
+	lay, _ := h.a.layouts.of(typ)
+	m, n := h.t, h.t
+	n.Manager = "n"
+	form := func(manager string) *acForm {
+		t.Helper()
+		st := h.a.owned.get(ownedKey{uid: "u1", manager: manager, sub: MainResource})
+		if st == nil || st.last == nil {
+			t.Fatalf("%s: no form remembered", manager)
+		}
+		return st.last
+	}
+	res, err := h.a.Apply(ctx, m, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = h.a.Apply(ctx, n, res.Object, widgetBuild("", map[string]string{"a": "1"}), &ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	fm, fn := form("m"), form("n")
+	if lay.objectMeta(fm.ac, false) != lay.objectMeta(fn.ac, false) {
+		t.Fatal("the managers' forms keep a copy of the metadata each")
+	}
+	mBody, err := json.Marshal(fm.ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The control: a shallow copy shares the metadata with the form.
+	shallow := *fm.ac.(*acv1alpha1.WidgetApplyConfiguration)
+	shallow.WithLabels(map[string]string{"leak": "x"})
+	if leaked, _ := json.Marshal(fm.ac); string(leaked) == string(mBody) {
+		t.Fatal("the control expects an edit through a shallow copy to reach the form")
+	}
+	shallow.Labels = nil // undo
+
+	// n labels the object: its build edits a copy, m's form stays as applied.
+	labels := Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil },
+		typed: &batching.TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) error {
+			ac.(*acv1alpha1.WidgetApplyConfiguration).WithLabels(map[string]string{"n": "1"})
+			return nil
+		}}}
+	if _, err = h.a.Apply(ctx, n, h.observe(t), labels, &ApplyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if !fm.encodesAs(mBody) || form("m") != fm {
+		t.Fatalf("m's form changed with n's labels")
+	}
+	if meta := lay.objectMeta(form("n").ac, false); meta == lay.objectMeta(fm.ac, false) || meta.Labels["n"] != "1" {
+		t.Fatalf("n's form holds %+v, want its own metadata with its label", meta)
+	}
+	sent := len(h.bodies())
+	if again, err := h.a.Apply(ctx, m, h.observe(t), widgetBuild("On", nil), &ApplyOptions{}); err != nil || again.Sent || len(h.bodies()) != sent {
+		t.Fatalf("m's unchanged intent: sent %v, err %v; want nothing sent", again.Sent, err)
 	}
 }

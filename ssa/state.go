@@ -133,7 +133,17 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 	case in.ac != nil:
 		// Copied: the mutators may have shared its maps and slices with their
 		// caller's objects, or kept it.
-		st.last = &acForm{typ: in.acType, ac: deepCopyAC(in.ac), lay: a.layouts.shared(in.acType)}
+		ac := deepCopyAC(in.ac)
+		lay := a.layouts.shared(in.acType)
+		if lay != nil {
+			// Never edited, so it may share metadata with other managers' forms.
+			if meta := lay.objectMeta(ac, false); meta != nil {
+				if shared := a.owned.shareMeta(key.uid, meta); shared != meta {
+					lay.setObjectMeta(ac, shared)
+				}
+			}
+		}
+		st.last = &acForm{typ: in.acType, ac: ac, lay: lay}
 		st.last.sum.Store(jsonSum(in.body)) // what was sent is ac's encoding
 	default:
 		// Decoded from what was sent: content of its own, as above.
