@@ -66,8 +66,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		return nil, err
 	}
 	var ac any
-	switch {
-	case mode == Incremental:
+	if mode == Incremental {
 		var same bool
 		if ac, same, err = owned.edit(tb, obs); err != nil {
 			return nil, err
@@ -76,7 +75,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 			// As the API server accepted it: nothing to send or check.
 			return a.unchanged, nil
 		}
-	default:
+	} else {
 		if ac, err = newACFrom(tb.Type, lay, withIdentity(t, nil)); err != nil {
 			return nil, err
 		}
