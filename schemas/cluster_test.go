@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/statusapply/statusapply/schemas/internal/gears"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -30,11 +31,11 @@ func expectRequests(t *testing.T, f *fakeOpenAPI, index, reads int32, when strin
 
 func TestClusterReadsLazilyAndKeeps(t *testing.T) {
 	f := newFakeOpenAPI(t)
-	f.serve(gearCRD(t))
+	f.serve(gears.CRD(t))
 	c, clock := newTestCluster(f)
 	expectRequests(t, f, 0, 0, "before any conversion")
 
-	got := mergedConditions(t, c, gear(gearGVK, []string{"A=True"}, nil), gear(gearGVK, []string{"B=True"}, nil))
+	got := gears.MergedConditions(t, c, gears.Object(gears.GVK, []string{"A=True"}, nil), gears.Object(gears.GVK, []string{"B=True"}, nil))
 	if strings.Join(got, ",") != "A,B" {
 		t.Fatalf("merged conditions %v, want A and B", got)
 	}
@@ -42,7 +43,7 @@ func TestClusterReadsLazilyAndKeeps(t *testing.T) {
 
 	clock.Advance(DefaultRefreshInterval - time.Millisecond)
 	for range 10 {
-		if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); err != nil {
+		if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -50,16 +51,16 @@ func TestClusterReadsLazilyAndKeeps(t *testing.T) {
 
 	// Past the interval: one index read; the hash is the same, so no document read.
 	clock.Advance(time.Millisecond)
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	expectRequests(t, f, 2, 1, "after the interval, unchanged")
 	version := c.SchemaVersion()
 
 	// The CRD gains a field: the next check reads the new document.
-	f.serve(gearCRD(t, "color:string"))
+	f.serve(gears.CRD(t, "color:string"))
 	clock.Advance(DefaultRefreshInterval)
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, map[string]any{"color": "red"})); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, map[string]any{"color": "red"})); err != nil {
 		t.Fatal(err)
 	}
 	expectRequests(t, f, 3, 2, "after the interval, changed")
@@ -70,12 +71,12 @@ func TestClusterReadsLazilyAndKeeps(t *testing.T) {
 
 func TestClusterRefreshesWhenAnObjectDoesNotFit(t *testing.T) {
 	f := newFakeOpenAPI(t)
-	f.serve(gearCRD(t))
+	f.serve(gears.CRD(t))
 	c, clock := newTestCluster(f, WithRefreshInterval(time.Hour))
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
-	colored := gear(gearGVK, nil, map[string]any{"color": "red"})
+	colored := gears.Object(gears.GVK, nil, map[string]any{"color": "red"})
 
 	// A misfit right after a read is answered from the document in hand.
 	if _, err := c.ObjectToTyped(colored); err == nil || !strings.Contains(err.Error(), "color") {
@@ -96,7 +97,7 @@ func TestClusterRefreshesWhenAnObjectDoesNotFit(t *testing.T) {
 
 	// The CRD gains the field: a misfit finds the new document at once,
 	// long before the refresh interval.
-	f.serve(gearCRD(t, "color:string"))
+	f.serve(gears.CRD(t, "color:string"))
 	clock.Advance(recheckAfter)
 	if _, err := c.ObjectToTyped(colored); err != nil {
 		t.Fatalf("after the CRD gained the field: %v", err)
@@ -109,10 +110,10 @@ func TestClusterWaitsForANewGroupVersion(t *testing.T) {
 	c := FromOpenAPI(f, WithMissWait(5*time.Second))
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		f.serve(gearCRD(t))
+		f.serve(gears.CRD(t))
 	}()
 	start := time.Now()
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); err != nil {
 		t.Fatalf("the group version appeared after 300ms: %v", err)
 	}
 	if d := time.Since(start); d < 300*time.Millisecond || d > 3*time.Second {
@@ -122,12 +123,12 @@ func TestClusterWaitsForANewGroupVersion(t *testing.T) {
 
 func TestClusterMiss(t *testing.T) {
 	f := newFakeOpenAPI(t)
-	f.serve(gearCRD(t))
+	f.serve(gears.CRD(t))
 	c := FromOpenAPI(f, WithMissWait(200*time.Millisecond))
 
 	sprocket := schema.GroupVersionKind{Group: "test.statusapply.io", Version: "v1", Kind: "Sprocket"}
 	start := time.Now()
-	_, err := c.ObjectToTyped(gear(sprocket, nil, nil))
+	_, err := c.ObjectToTyped(gears.Object(sprocket, nil, nil))
 	var miss *MissError
 	if !errors.As(err, &miss) || !errors.Is(err, ssa.ErrNoSchema) || miss.GVK != sprocket {
 		t.Fatalf("error %v, want a *MissError for %s", err, sprocket)
@@ -143,7 +144,7 @@ func TestClusterMiss(t *testing.T) {
 	}
 	// The wait ended in vain: the next miss is reported at once.
 	start = time.Now()
-	if _, err := c.ObjectToTyped(gear(sprocket, nil, nil)); !errors.As(err, &miss) {
+	if _, err := c.ObjectToTyped(gears.Object(sprocket, nil, nil)); !errors.As(err, &miss) {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 100*time.Millisecond {
@@ -152,14 +153,14 @@ func TestClusterMiss(t *testing.T) {
 
 	// A group version the API server does not serve.
 	missing := schema.GroupVersionKind{Group: "nowhere.statusapply.io", Version: "v1", Kind: "Gear"}
-	if _, err := c.ObjectToTyped(gear(missing, nil, nil)); err == nil || !strings.Contains(err.Error(), "has no document for nowhere.statusapply.io/v1") {
+	if _, err := c.ObjectToTyped(gears.Object(missing, nil, nil)); err == nil || !strings.Contains(err.Error(), "has no document for nowhere.statusapply.io/v1") {
 		t.Fatalf("error %v", err)
 	}
 
 	// Limited to other group versions: a miss without a request.
 	limited := FromOpenAPI(f, WithGroupVersions(schema.GroupVersion{Group: "other.statusapply.io", Version: "v1"}))
 	index, reads := f.requests()
-	if _, err := limited.ObjectToTyped(gear(gearGVK, nil, nil)); !errors.As(err, &miss) || !strings.Contains(err.Error(), "WithGroupVersions") {
+	if _, err := limited.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); !errors.As(err, &miss) || !strings.Contains(err.Error(), "WithGroupVersions") {
 		t.Fatalf("error %v", err)
 	}
 	expectRequests(t, f, index, reads, "a group version WithGroupVersions leaves out")
@@ -167,14 +168,14 @@ func TestClusterMiss(t *testing.T) {
 
 func TestClusterFollowsARemovedGroupVersion(t *testing.T) {
 	f := newFakeOpenAPI(t)
-	f.serve(gearCRD(t))
+	f.serve(gears.CRD(t))
 	c, clock := newTestCluster(f, WithMissWait(0))
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 	f.remove("apis/test.statusapply.io/v1")
 	clock.Advance(DefaultRefreshInterval)
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, nil)); !errors.Is(err, ssa.ErrNoSchema) {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, nil)); !errors.Is(err, ssa.ErrNoSchema) {
 		t.Fatalf("after the group version was removed: %v", err)
 	}
 }
@@ -183,11 +184,11 @@ func TestClusterFollowsARemovedGroupVersion(t *testing.T) {
 // change under them: run with -race.
 func TestClusterConcurrentUse(t *testing.T) {
 	f := newFakeOpenAPI(t)
-	f.serve(gearCRD(t))
-	other := withGroup(gearCRD(t), "other.statusapply.io")
+	f.serve(gears.CRD(t))
+	other := gears.WithGroup(gears.CRD(t), "other.statusapply.io")
 	f.serve(other)
 	c := FromOpenAPI(f, WithRefreshInterval(time.Millisecond), WithMissWait(time.Millisecond))
-	otherGVK := gearGVK
+	otherGVK := gears.GVK
 	otherGVK.Group = other.Spec.Group
 
 	stop := make(chan struct{})
@@ -199,16 +200,16 @@ func TestClusterConcurrentUse(t *testing.T) {
 				return
 			case <-time.After(2 * time.Millisecond):
 			}
-			f.serve(gearCRD(t, fmt.Sprintf("f%d:string", i)))
+			f.serve(gears.CRD(t, fmt.Sprintf("f%d:string", i)))
 		}
 	})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 8 {
 		wg.Go(func() {
-			gvk := []schema.GroupVersionKind{gearGVK, otherGVK}[i%2]
+			gvk := []schema.GroupVersionKind{gears.GVK, otherGVK}[i%2]
 			for j := range 200 {
-				obj := gear(gvk, []string{fmt.Sprintf("C%d=True", j%3)}, nil)
+				obj := gears.Object(gvk, []string{fmt.Sprintf("C%d=True", j%3)}, nil)
 				if _, err := c.ObjectToTyped(obj); err != nil {
 					errs <- err
 					return

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/schemas"
+	"github.com/statusapply/statusapply/schemas/internal/gears"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -22,37 +23,8 @@ var (
 	_ managedfields.TypeConverter = (*CRDs)(nil)
 )
 
-// mergedConditions merges b into a with tc and returns the condition types
-// of the result: a map list keeps both sides' conditions, an atomic one only
-// b's.
-func mergedConditions(t *testing.T, tc managedfields.TypeConverter, a, b *unstructured.Unstructured) []string {
-	t.Helper()
-	ta, err := tc.ObjectToTyped(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tb, err := tc.ObjectToTyped(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := ta.Merge(tb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	obj, err := tc.TypedToObject(merged)
-	if err != nil {
-		t.Fatal(err)
-	}
-	list, _, _ := unstructured.NestedSlice(obj.(*unstructured.Unstructured).Object, "status", "conditions")
-	var types []string
-	for _, c := range list {
-		types = append(types, c.(map[string]any)["type"].(string))
-	}
-	return types
-}
-
 func TestFromCRDYAMLServesTheSchema(t *testing.T) {
-	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: skipped}\n---\n" + gearYAML()
+	manifest := "apiVersion: v1\nkind: Namespace\nmetadata: {name: skipped}\n---\n" + gears.YAML()
 	c, err := FromCRDYAML([]byte(manifest))
 	if err != nil {
 		t.Fatal(err)
@@ -60,16 +32,16 @@ func TestFromCRDYAMLServesTheSchema(t *testing.T) {
 	if got := c.Names(); len(got) != 1 || got[0] != "gears.test.statusapply.io" {
 		t.Fatalf("Names() = %v", got)
 	}
-	if got := c.Kinds(); len(got) != 1 || got[0] != gearGVK {
+	if got := c.Kinds(); len(got) != 1 || got[0] != gears.GVK {
 		t.Fatalf("Kinds() = %v", got)
 	}
-	got := mergedConditions(t, c, gear(gearGVK, []string{"A=True"}, nil), gear(gearGVK, []string{"B=False"}, nil))
+	got := gears.MergedConditions(t, c, gears.Object(gears.GVK, []string{"A=True"}, nil), gears.Object(gears.GVK, []string{"B=False"}, nil))
 	if strings.Join(got, ",") != "A,B" {
 		t.Fatalf("merged conditions %v, want A and B: status.conditions must be a map list", got)
 	}
 
 	// Metadata has the ObjectMeta schema: labels merge per key.
-	a, b := gear(gearGVK, nil, nil), gear(gearGVK, nil, nil)
+	a, b := gears.Object(gears.GVK, nil, nil), gears.Object(gears.GVK, nil, nil)
 	a.SetLabels(map[string]string{"x": "1"})
 	b.SetLabels(map[string]string{"y": "2"})
 	ta, _ := c.ObjectToTyped(a)
@@ -83,18 +55,18 @@ func TestFromCRDYAMLServesTheSchema(t *testing.T) {
 		t.Fatalf("merged labels %v, want both", labels)
 	}
 
-	if _, err := c.ObjectToTyped(gear(gearGVK, nil, map[string]any{"color": "red"})); err == nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, nil, map[string]any{"color": "red"})); err == nil {
 		t.Fatal("a field the schema does not declare converted")
 	}
 }
 
 func TestCRDsMiss(t *testing.T) {
-	c, err := FromCRDs(gearCRD(t))
+	c, err := FromCRDs(gears.CRD(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sprocket := schema.GroupVersionKind{Group: "test.statusapply.io", Version: "v1", Kind: "Sprocket"}
-	_, err = c.ObjectToTyped(gear(sprocket, nil, nil))
+	_, err = c.ObjectToTyped(gears.Object(sprocket, nil, nil))
 	var miss *schemas.MissError
 	if !errors.As(err, &miss) || !errors.Is(err, ssa.ErrNoSchema) || miss.GVK != sprocket {
 		t.Fatalf("error %v (%T), want a *schemas.MissError for %s wrapping ssa.ErrNoSchema", err, err, sprocket)
@@ -109,7 +81,7 @@ func TestCRDsMiss(t *testing.T) {
 	// error still names the kind and the options.
 	s := runtime.NewScheme()
 	tc := ssa.TypeConverters(c, clientgoac.NewTypeConverter(s))
-	_, err = tc.ObjectToTyped(gear(sprocket, nil, nil))
+	_, err = tc.ObjectToTyped(gears.Object(sprocket, nil, nil))
 	if !errors.Is(err, ssa.ErrNoSchema) || !errors.As(err, &miss) {
 		t.Fatalf("combined error %v does not wrap ssa.ErrNoSchema and the *MissError", err)
 	}
@@ -119,18 +91,18 @@ func TestCRDsMiss(t *testing.T) {
 		}
 	}
 	// A kind the converter has, with a field its schema lacks, is not a miss.
-	_, err = tc.ObjectToTyped(gear(gearGVK, nil, map[string]any{"color": "red"}))
+	_, err = tc.ObjectToTyped(gears.Object(gears.GVK, nil, map[string]any{"color": "red"}))
 	if err == nil || errors.Is(err, ssa.ErrNoSchema) || !strings.Contains(err.Error(), "color") {
 		t.Fatalf("error %v, want the schema's complaint about .status.color", err)
 	}
 }
 
 func TestCRDsSetFollowsAChangedCRD(t *testing.T) {
-	c, err := FromCRDs(gearCRD(t))
+	c, err := FromCRDs(gears.CRD(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	colored := gear(gearGVK, []string{"A=True"}, map[string]any{"color": "red"})
+	colored := gears.Object(gears.GVK, []string{"A=True"}, map[string]any{"color": "red"})
 	if _, err := c.ObjectToTyped(colored); err == nil {
 		t.Fatal("status.color converted before the CRD declared it")
 	}
@@ -140,7 +112,7 @@ func TestCRDsSetFollowsAChangedCRD(t *testing.T) {
 		t.Fatal("ssa.TypeConverters has no SchemaVersion")
 	}
 	combinedBefore := combined.SchemaVersion()
-	if err := c.Set(gearCRD(t, "color:string")); err != nil {
+	if err := c.Set(gears.CRD(t, "color:string")); err != nil {
 		t.Fatal(err)
 	}
 	if c.SchemaVersion() == before || combined.SchemaVersion() == combinedBefore {
@@ -150,16 +122,16 @@ func TestCRDsSetFollowsAChangedCRD(t *testing.T) {
 		t.Fatalf("after Set: %v", err)
 	}
 	// A second group, then removing the first.
-	if err := c.Set(withGroup(gearCRD(t), "other.statusapply.io")); err != nil {
+	if err := c.Set(gears.WithGroup(gears.CRD(t), "other.statusapply.io")); err != nil {
 		t.Fatal(err)
 	}
 	c.Remove("gears.test.statusapply.io")
 	if _, err := c.ObjectToTyped(colored); !errors.Is(err, ssa.ErrNoSchema) {
 		t.Fatalf("after Remove: %v, want a miss", err)
 	}
-	other := gearGVK
+	other := gears.GVK
 	other.Group = "other.statusapply.io"
-	if _, err := c.ObjectToTyped(gear(other, nil, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(other, nil, nil)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -171,14 +143,14 @@ func TestFromCRDFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write("gears.yaml", gearYAML())
+	write("gears.yaml", gears.YAML())
 	write("kustomization.yaml", "resources: [gears.yaml]\n")
 	write("README.md", "not a manifest")
 	c, err := FromCRDFiles(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.ObjectToTyped(gear(gearGVK, []string{"A=True"}, nil)); err != nil {
+	if _, err := c.ObjectToTyped(gears.Object(gears.GVK, []string{"A=True"}, nil)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := FromCRDFiles(filepath.Join(dir, "kustomization.yaml")); err == nil || !strings.Contains(err.Error(), "no CustomResourceDefinition") {
@@ -191,7 +163,7 @@ func TestFromCRDFiles(t *testing.T) {
 
 func TestFromCRDYAMLRefusesWhatItCannotServe(t *testing.T) {
 	for name, manifest := range map[string]string{
-		"v1beta1":  strings.Replace(gearYAML(), "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", 1),
+		"v1beta1":  strings.Replace(gears.YAML(), "apiextensions.k8s.io/v1", "apiextensions.k8s.io/v1beta1", 1),
 		"no CRD":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
 		"bad YAML": "apiVersion: [",
 	} {
