@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -40,7 +41,7 @@ var auditNow = time.Date(2026, 1, 5, 12, 0, 0, 0, time.UTC)
 
 // named returns a Widget named name with managedFields.
 func named(name string, mfs ...metav1.ManagedFieldsEntry) metav1.Object {
-	w := widget(mfs...)
+	w := ownershiptest.Widget(mfs...)
 	w.Name = name
 	return w
 }
@@ -104,12 +105,12 @@ func TestAuditSummary(t *testing.T) {
 	r := mustAudit(t, AuditOptions{},
 		// Migrated halfway: the apply managers own what the legacy writer
 		// still holds too.
-		named("w1", entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB),
-			entry("wa", apply, "status", applyA), entry("wb", apply, "status", applyB), entry("summary", apply, "status", applyPhase)),
+		named("w1", ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB),
+			ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), ownershiptest.Entry("summary", ownershiptest.Apply, "status", applyPhase)),
 		// Not yet: the legacy writer alone.
-		named("w2", entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)),
+		named("w2", ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
 		// Applied once after a life of merge patches.
-		named("w3", entry(ownership.BeforeFirstApplyManager, update, "", firstApplyA), entry("wa", apply, "status", applyA)),
+		named("w3", ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "", firstApplyA), ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA)),
 		untracked("w4", "A"),
 	)
 	want := &AuditReport{
@@ -171,9 +172,9 @@ func TestAuditSummary(t *testing.T) {
 	}
 	// The verdict passes the migrate command's own check against the same objects.
 	if err := CheckPlan(r.Verdict.Plan(), []metav1.Object{
-		named("w2", entry("legacy", update, "status", legacyAB)),
+		named("w2", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
 		untracked("w4", "A"),
-		named("w1", entry("wa", apply, "status", applyA), entry("wb", apply, "status", applyB), entry("summary", apply, "status", applyPhase)),
+		named("w1", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), ownershiptest.Entry("summary", ownershiptest.Apply, "status", applyPhase)),
 	}); err != nil {
 		t.Fatalf("CheckPlan(verdict): %v", err)
 	}
@@ -188,30 +189,30 @@ func TestAuditVerdict(t *testing.T) {
 		needed     bool
 	}{{
 		name:  "nothing legacy",
-		objs:  []metav1.Object{named("w1", entry("wa", apply, "status", applyA), entry("creator", update, "", createSpec))},
+		objs:  []metav1.Object{named("w1", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec))},
 		flags: []string{},
 	}, {
 		name: "Kubernetes components are not legacy writers",
-		objs: []metav1.Object{named("w1", entry("kube-apiserver", update, "status", legacyAB),
-			entry("wa", apply, "status", applyA))},
+		objs: []metav1.Object{named("w1", ownershiptest.Entry("kube-apiserver", ownershiptest.Update, "status", ownershiptest.LegacyAB),
+			ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA))},
 		flags: []string{},
 	}, {
 		name: "before-first-apply left with metadata and spec only has nothing to hand over",
-		objs: []metav1.Object{named("w1", entry(ownership.BeforeFirstApplyManager, update, "", createSpec),
-			entry("wa", apply, "status", applyA))},
+		objs: []metav1.Object{named("w1", ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "", ownershiptest.CreateSpec),
+			ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA))},
 		flags: []string{},
 	}, {
 		name: "a legacy writer that applies under its own name is upgraded to itself",
 		objs: []metav1.Object{
-			named("w1", entry("ctl", update, "status", legacyAB)),
-			named("w2", entry("ctl", apply, "status", applyAPhase), entry("wb", apply, "status", applyB)),
+			named("w1", ownershiptest.Entry("ctl", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
+			named("w2", ownershiptest.Entry("ctl", ownershiptest.Apply, "status", applyAPhase), ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB)),
 		},
 		flags:  []string{"--condition", "B=wb", "--from", "ctl=ctl"},
 		needed: true,
 	}, {
 		name: "a condition nobody applies yet stays with the legacy writer",
 		objs: []metav1.Object{
-			named("w1", entry("legacy", update, "status", legacyAB), entry("wb", apply, "status", applyB)),
+			named("w1", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB)),
 		},
 		// B moves; A and the phase have no apply manager: neither --condition A nor --from.
 		flags:      []string{"--condition", "B=wb", "--release-shared"},
@@ -220,8 +221,8 @@ func TestAuditVerdict(t *testing.T) {
 	}, {
 		name: "a condition two managers apply is not guessed",
 		objs: []metav1.Object{
-			named("w1", entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA)),
-			named("w2", entry("wx", apply, "status", applyA), entry("wb", apply, "status", applyB), entry("s", apply, "status", applyPhase)),
+			named("w1", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA)),
+			named("w2", ownershiptest.Entry("wx", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), ownershiptest.Entry("s", ownershiptest.Apply, "status", applyPhase)),
 		},
 		flags:      []string{"--condition", "B=wb", "--release-shared"},
 		unresolved: 2, // condition A, and the legacy writer's rest (A and the phase)
@@ -230,7 +231,7 @@ func TestAuditVerdict(t *testing.T) {
 		name: "untracked objects alone",
 		objs: []metav1.Object{
 			untracked("w1", "A"),
-			named("w2", entry("wa", apply, "status", applyA), entry("s", apply, "status", applyPhase)),
+			named("w2", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("s", ownershiptest.Apply, "status", applyPhase)),
 		},
 		flags:  []string{"--condition", "A=wa", "--from", "before-first-apply=s"},
 		needed: true,
@@ -238,7 +239,7 @@ func TestAuditVerdict(t *testing.T) {
 		name: "an untracked field nobody applies stays with before-first-apply",
 		objs: []metav1.Object{
 			withDetails(untracked("w1", "A")),
-			named("w2", entry("wa", apply, "status", applyA), entry("s", apply, "status", applyPhase)),
+			named("w2", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA), ownershiptest.Entry("s", ownershiptest.Apply, "status", applyPhase)),
 		},
 		flags:      []string{"--condition", "A=wa"},
 		unresolved: 1,
@@ -267,10 +268,10 @@ func TestAuditVerdict(t *testing.T) {
 }
 
 func TestAuditActiveLegacyWriters(t *testing.T) {
-	recent := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-time.Hour))
-	old := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-48*time.Hour))
-	edge := stamped(entry("legacy", update, "status", legacyAB), auditNow.Add(-DefaultAuditWindow))
-	first := stamped(entry(ownership.BeforeFirstApplyManager, update, "", firstApplyA), auditNow.Add(-time.Minute))
+	recent := stamped(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), auditNow.Add(-time.Hour))
+	old := stamped(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), auditNow.Add(-48*time.Hour))
+	edge := stamped(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), auditNow.Add(-DefaultAuditWindow))
+	first := stamped(ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "", firstApplyA), auditNow.Add(-time.Minute))
 	tests := []struct {
 		name   string
 		window time.Duration
@@ -300,9 +301,9 @@ func TestAuditActiveLegacyWriters(t *testing.T) {
 }
 
 func TestAuditObjectGroupsAndErrors(t *testing.T) {
-	bad := entry("x", update, "status", `{"f:status":`)
+	bad := ownershiptest.Entry("x", ownershiptest.Update, "status", `{"f:status":`)
 	objs := []metav1.Object{untracked("u1"), untracked("u2"), untracked("u3"), named("w1", bad),
-		named("w2", entry("wl", apply, "status", wholeList))}
+		named("w2", ownershiptest.Entry("wl", ownershiptest.Apply, "status", wholeList))}
 	r := mustAudit(t, AuditOptions{Examples: 2}, objs...)
 	if diff := cmp.Diff(ObjectGroup{Objects: 3, Examples: []string{"Widget ns/u1", "Widget ns/u2"}}, r.Untracked); diff != "" {
 		t.Errorf("untracked (-want +got):\n%s", diff)
@@ -344,7 +345,7 @@ func TestAuditSchema(t *testing.T) {
 			}},
 		}}},
 	}
-	r := mustAudit(t, AuditOptions{CRD: atomic}, named("w1", entry("wa", apply, "status", applyA)))
+	r := mustAudit(t, AuditOptions{CRD: atomic}, named("w1", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA)))
 	s := r.Schema
 	if !s.Checked || s.CRD != atomic.Name || len(s.Findings) != 1 || s.Findings[0].Path != "status.conditions" ||
 		s.Findings[0].Severity != "error" {
@@ -354,7 +355,7 @@ func TestAuditSchema(t *testing.T) {
 		t.Error("HasFindings() = false with an atomic conditions list")
 	}
 
-	r = mustAudit(t, AuditOptions{SchemaUnavailable: "forbidden"}, named("w1", entry("wa", apply, "status", applyA)))
+	r = mustAudit(t, AuditOptions{SchemaUnavailable: "forbidden"}, named("w1", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA)))
 	if r.Schema.Checked || r.Schema.Unavailable != "forbidden" || r.HasFindings() {
 		t.Fatalf("schema = %+v, HasFindings = %v: want unchecked, saying why, and no finding", r.Schema, r.HasFindings())
 	}
@@ -392,9 +393,9 @@ func TestShortDuration(t *testing.T) {
 func BenchmarkAudit(b *testing.B) {
 	objs := make([]metav1.Object, 1000)
 	for i := range objs {
-		objs[i] = named(fmt.Sprintf("w%04d", i), entry("creator", update, "", createSpec),
-			entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA),
-			entry("wr", apply, "status", applyR))
+		objs[i] = named(fmt.Sprintf("w%04d", i), ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec),
+			ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA),
+			ownershiptest.Entry("wr", ownershiptest.Apply, "status", ownershiptest.ApplyR))
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -408,8 +409,8 @@ func TestAuditDeclaredWriters(t *testing.T) {
 	// The legacy writer alone holds A, B and the phase: the new writers'
 	// applies restated its values, and left no entry.
 	legacyOnly := []metav1.Object{
-		named("w1", entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)),
-		named("w2", entry("legacy", update, "status", legacyAB)),
+		named("w1", ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
+		named("w2", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
 	}
 	tests := []struct {
 		name       string
@@ -436,13 +437,13 @@ func TestAuditDeclaredWriters(t *testing.T) {
 		unresolved: []string{"legacy keeps .status.phase: no one apply manager owns all of it or is declared to write it (--writer)"},
 	}, {
 		name: "a declaration agreeing with an apply manager changes nothing",
-		objs: append([]metav1.Object{named("w3", entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA))},
+		objs: append([]metav1.Object{named("w3", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA))},
 			legacyOnly...),
 		writers: map[string][]string{"wa": {"A"}, "wb": {"B", ".status.phase"}},
 		flags:   []string{"--condition", "A=wa", "--condition", "B=wb", "--from", "legacy=wb", "--release-shared"},
 	}, {
 		name: "a declaration disagreeing with an apply manager is not guessed",
-		objs: append([]metav1.Object{named("w3", entry("legacy", update, "status", legacyAB), entry("wa", apply, "status", applyA))},
+		objs: append([]metav1.Object{named("w3", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA))},
 			legacyOnly...),
 		writers:    map[string][]string{"wx": {"A"}, "wb": {"B", ".status.phase"}},
 		flags:      []string{"--condition", "B=wb", "--release-shared"},

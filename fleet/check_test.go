@@ -9,20 +9,21 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestCheckPlan(t *testing.T) {
-	legacy := widget(entry("legacy", update, "status", legacyAB))
-	migrated := widget(entry("legacy", update, "status", `{"f:status":{"f:phase":{}}}`), entry("readiness", apply, "status", applyR))
+	legacy := ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB))
+	migrated := ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", `{"f:status":{"f:phase":{}}}`), ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR))
 	untracked := &v1alpha1.Widget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "u"},
 		Status:     v1alpha1.WidgetStatus{Conditions: []metav1.Condition{{Type: "U"}}},
 	}
-	networking := widget(entry("networking", apply, "status", applyB))
+	networking := ownershiptest.Widget(ownershiptest.Entry("networking", ownershiptest.Apply, "status", ownershiptest.ApplyB))
 	// finished holds, besides apply managers, only a creator's Update of
 	// the main resource: no legacy writer holds a status field.
-	finished := widget(entry("creator", update, "", `{"f:spec":{".":{},"f:size":{}}}`), entry("readiness", apply, "status", applyR))
+	finished := ownershiptest.Widget(ownershiptest.Entry("creator", ownershiptest.Update, "", `{"f:spec":{".":{},"f:size":{}}}`), ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR))
 	tests := []struct {
 		name string
 		plan Plan
@@ -101,8 +102,8 @@ func TestCheckPlan(t *testing.T) {
 
 func TestNewDestinations(t *testing.T) {
 	objs := []*v1alpha1.Widget{
-		widget(entry("legacy", update, "status", legacyAB)),
-		widget(entry("readiness", apply, "status", applyR)),
+		ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)),
+		ownershiptest.Widget(ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR)),
 	}
 	plan := Plan{
 		Managers:   map[string]string{"legacy": "sumry", "legacy2": "legacy2", "gone": "readiness"},
@@ -118,7 +119,7 @@ func TestNewDestinations(t *testing.T) {
 }
 
 func TestCheckPlanValidatesFirst(t *testing.T) {
-	err := CheckPlan(Plan{}, []*v1alpha1.Widget{widget()})
+	err := CheckPlan(Plan{}, []*v1alpha1.Widget{ownershiptest.Widget()})
 	if !errors.Is(err, ErrInvalidPlan) || errors.Is(err, ErrPlanMismatch) {
 		t.Errorf("err = %v, want ErrInvalidPlan from Validate", err)
 	}

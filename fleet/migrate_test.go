@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -83,7 +84,7 @@ var widgetRef = ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("W
 
 // legacyWidget is a Widget whose status a legacy writer set with Update.
 func legacyWidget(name string) *v1alpha1.Widget {
-	w := widget(entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB))
+	w := ownershiptest.Widget(ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB))
 	w.Name = name
 	return w
 }
@@ -123,7 +124,7 @@ func conflict() error {
 func TestMigrateWrites(t *testing.T) {
 	c, rec := fakeClient(t, interceptor.Funcs{}, legacyWidget("w"))
 	m := newMigrator(t, c, toSummary, WithDryRun(false))
-	res, err := m.Migrate(context.Background(), widget())
+	res, err := m.Migrate(context.Background(), ownershiptest.Widget())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestMigrateWrites(t *testing.T) {
 	}
 
 	// Idempotent: the second run finds nothing to move and writes nothing.
-	again, err := m.Migrate(context.Background(), widget())
+	again, err := m.Migrate(context.Background(), ownershiptest.Widget())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestMigrateWrites(t *testing.T) {
 func TestMigrateDryRunWritesNothing(t *testing.T) {
 	c, rec := fakeClient(t, interceptor.Funcs{}, legacyWidget("w"))
 	before := stored(t, c, "w")
-	res, err := newMigrator(t, c, toSummary).Migrate(context.Background(), widget())
+	res, err := newMigrator(t, c, toSummary).Migrate(context.Background(), ownershiptest.Widget())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestMigrateRetriesConflicts(t *testing.T) {
 					return c.Patch(ctx, obj, patch, opts...)
 				},
 			}, legacyWidget("w"))
-			res, err := newMigrator(t, c, toSummary, WithDryRun(false), WithAttempts(tt.attempts)).Migrate(context.Background(), widget())
+			res, err := newMigrator(t, c, toSummary, WithDryRun(false), WithAttempts(tt.attempts)).Migrate(context.Background(), ownershiptest.Widget())
 			if rec.gets != tt.wantTries || len(rec.patches) != tt.wantTries {
 				t.Errorf("gets %d, patches %d; want %d each (a fresh read per attempt)", rec.gets, len(rec.patches), tt.wantTries)
 			}
@@ -289,7 +290,7 @@ func TestMigrateErrorsAreNotRetried(t *testing.T) {
 			name: "unreadable entry",
 			funcs: interceptor.Funcs{Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				err := c.Get(ctx, key, obj, opts...)
-				obj.SetManagedFields([]metav1.ManagedFieldsEntry{entry("legacy", update, "status", `{"f:status":`)})
+				obj.SetManagedFields([]metav1.ManagedFieldsEntry{ownershiptest.Entry("legacy", ownershiptest.Update, "status", `{"f:status":`)})
 				return err
 			}},
 			plan: toSummary, obj: legacyWidget("w"), want: ownership.ErrBadManagedFields,
@@ -298,9 +299,9 @@ func TestMigrateErrorsAreNotRetried(t *testing.T) {
 			name: "plan leaves fields without an owner",
 			plan: toSummary,
 			obj: func() *v1alpha1.Widget {
-				other := entry("legacy", update, "status", `{"f:status":{"f:observedGeneration":{}}}`)
+				other := ownershiptest.Entry("legacy", ownershiptest.Update, "status", `{"f:status":{"f:observedGeneration":{}}}`)
 				other.APIVersion = "demo.statusapply.io/v1beta1"
-				return widget(entry("legacy", update, "status", legacyAB), other)
+				return ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), other)
 			}(),
 			want: ErrOrphanedFields,
 		},
@@ -308,7 +309,7 @@ func TestMigrateErrorsAreNotRetried(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c, rec := fakeClient(t, tt.funcs, tt.obj)
-			res, err := newMigrator(t, c, tt.plan, WithDryRun(false)).Migrate(context.Background(), widget())
+			res, err := newMigrator(t, c, tt.plan, WithDryRun(false)).Migrate(context.Background(), ownershiptest.Widget())
 			var oe *ownership.ObjectError
 			if res != nil || err == nil || !errors.As(err, &oe) || oe.Object != widgetRef {
 				t.Fatalf("Migrate = %+v, %v; want an ObjectError for %v", res, err, widgetRef)
@@ -331,7 +332,7 @@ func TestMigrateContextAndKind(t *testing.T) {
 	m := newMigrator(t, c, toSummary, WithDryRun(false))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := m.Migrate(ctx, widget()); !errors.Is(err, context.Canceled) || rec.gets != 0 {
+	if _, err := m.Migrate(ctx, ownershiptest.Widget()); !errors.Is(err, context.Canceled) || rec.gets != 0 {
 		t.Errorf("cancelled: %v after %d reads; want context.Canceled before any read", err, rec.gets)
 	}
 	// A type the client's scheme does not know is named by its Go type.
@@ -367,7 +368,7 @@ func seedWith(mfs ...metav1.ManagedFieldsEntry) interceptor.Funcs {
 }
 
 func TestMigrateSeeds(t *testing.T) {
-	bfa := entry(ownership.BeforeFirstApplyManager, update, "", legacyAB)
+	bfa := ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "", ownershiptest.LegacyAB)
 	tests := []struct {
 		name       string
 		funcs      interceptor.Funcs
@@ -392,9 +393,9 @@ func TestMigrateSeeds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, rec := fakeClient(t, tt.funcs, widget())
+			c, rec := fakeClient(t, tt.funcs, ownershiptest.Widget())
 			plan := Plan{Managers: map[string]string{ownership.BeforeFirstApplyManager: "summary"}}
-			res, err := newMigrator(t, c, plan, WithDryRun(tt.dryRun), WithSeedManager("seeder")).Migrate(context.Background(), widget())
+			res, err := newMigrator(t, c, plan, WithDryRun(tt.dryRun), WithSeedManager("seeder")).Migrate(context.Background(), ownershiptest.Widget())
 			if len(rec.seeds) != 1 {
 				t.Fatalf("%d seeding applies, want 1", len(rec.seeds))
 			}

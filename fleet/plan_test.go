@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -64,7 +65,7 @@ func TestRewrite(t *testing.T) {
 		{
 			name: "split a legacy owner per condition type",
 			plan: Plan{Conditions: map[string]string{"A": "readiness", "B": "networking"}},
-			mfs:  []metav1.ManagedFieldsEntry{entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)},
+			mfs:  []metav1.ManagedFieldsEntry{ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)},
 			want: map[string]string{
 				"creator (Update)":           " spec",
 				"legacy (Update, status)":    " .status.phase",
@@ -75,21 +76,21 @@ func TestRewrite(t *testing.T) {
 		{
 			name: "whole manager through csaupgrade",
 			plan: Plan{Managers: map[string]string{"legacy": "summary"}},
-			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB)},
+			mfs:  []metav1.ManagedFieldsEntry{ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)},
 			want: map[string]string{"summary (Apply, status)": "A,B .status.phase"},
 		},
 		{
 			name: "split, then the rest to one manager",
 			plan: Plan{Conditions: map[string]string{"A": "readiness"}, Managers: map[string]string{"legacy": "summary"}},
-			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB)},
+			mfs:  []metav1.ManagedFieldsEntry{ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)},
 			want: map[string]string{"readiness (Apply, status)": "A", "summary (Apply, status)": "B .status.phase"},
 		},
 		{
 			name: "into an existing apply entry, leaving other apply owners alone",
 			plan: Plan{Conditions: map[string]string{"B": "networking", "R": "networking"}},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry("legacy", update, "status", legacyAB), entry("networking", apply, "status", applyB),
-				entry("readiness", apply, "status", applyR),
+				ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("networking", ownershiptest.Apply, "status", ownershiptest.ApplyB),
+				ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR),
 			},
 			want: map[string]string{
 				"legacy (Update, status)":    "A .status.phase",
@@ -104,7 +105,7 @@ func TestRewrite(t *testing.T) {
 			name: "release shared ownership of before-first-apply, never its sole fields",
 			plan: Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("readiness", apply, "status", applyR),
+				ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR),
 			},
 			want: map[string]string{
 				"before-first-apply (Update, status)": "B .status.phase",
@@ -115,7 +116,7 @@ func TestRewrite(t *testing.T) {
 			name: "release before-first-apply's share of what an apply manager also owns",
 			plan: Plan{ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("networking", apply, "status", applyB),
+				ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("networking", ownershiptest.Apply, "status", ownershiptest.ApplyB),
 			},
 			want: map[string]string{
 				"before-first-apply (Update, status)": "A .status.phase",
@@ -126,7 +127,7 @@ func TestRewrite(t *testing.T) {
 			name: "of two legacy owners, before-first-apply gives way to the named writer",
 			plan: Plan{ReleaseShared: true},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(ownership.BeforeFirstApplyManager, update, "status", legacyAB), entry("legacy", update, "status", legacyAB),
+				ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB),
 			},
 			want: map[string]string{"legacy (Update, status)": "A,B .status.phase"},
 		},
@@ -134,14 +135,14 @@ func TestRewrite(t *testing.T) {
 			name: "before-first-apply on the main resource gives up its status only",
 			plan: Plan{Managers: map[string]string{ownership.BeforeFirstApplyManager: "summary"}},
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(ownership.BeforeFirstApplyManager, update, "", `{"f:spec":{".":{},"f:replicas":{}},"f:status":{".":{},"f:phase":{}}}`),
+				ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "", `{"f:spec":{".":{},"f:replicas":{}},"f:status":{".":{},"f:phase":{}}}`),
 			},
 			want: map[string]string{"before-first-apply (Update)": " spec", "summary (Apply, status)": " .status.phase"},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obj := widget(tt.mfs...)
+			obj := ownershiptest.Widget(tt.mfs...)
 			original := obj.DeepCopy().ManagedFields
 			got, changed, err := tt.plan.Rewrite(obj, now)
 			if err != nil {
@@ -157,7 +158,7 @@ func TestRewrite(t *testing.T) {
 				t.Errorf("ownership after rewrite:\n got %v\nwant %v", o, tt.want)
 			}
 			for _, mf := range got {
-				if mf.Operation == apply && mf.Subresource != ownership.StatusSubresource {
+				if mf.Operation == ownershiptest.Apply && mf.Subresource != ownership.StatusSubresource {
 					t.Errorf("apply entry %s not on the status subresource", mf.Manager)
 				}
 				if mf.Time == nil || mf.APIVersion == "" || mf.FieldsType != "FieldsV1" {
@@ -165,7 +166,7 @@ func TestRewrite(t *testing.T) {
 				}
 			}
 
-			again, changed, err := tt.plan.Rewrite(widget(got...), now.Add(time.Hour))
+			again, changed, err := tt.plan.Rewrite(ownershiptest.Widget(got...), now.Add(time.Hour))
 			if err != nil || changed {
 				t.Errorf("second rewrite: changed=%v err=%v", changed, err)
 			}
@@ -177,17 +178,17 @@ func TestRewrite(t *testing.T) {
 }
 
 func TestRewriteNothingToDo(t *testing.T) {
-	mfs := []metav1.ManagedFieldsEntry{entry("readiness", apply, "status", applyR)}
-	got, changed, err := Plan{Conditions: map[string]string{"A": "x"}, ReleaseShared: true}.Rewrite(widget(mfs...), time.Now())
+	mfs := []metav1.ManagedFieldsEntry{ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR)}
+	got, changed, err := Plan{Conditions: map[string]string{"A": "x"}, ReleaseShared: true}.Rewrite(ownershiptest.Widget(mfs...), time.Now())
 	if err != nil || changed || !reflect.DeepEqual(got, mfs) {
 		t.Errorf("got %v changed=%v err=%v", got, changed, err)
 	}
 }
 
 func TestRewriteErrors(t *testing.T) {
-	other := entry("readiness", apply, "status", applyR)
+	other := ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR)
 	other.APIVersion = "demo.statusapply.io/v1beta1"
-	legacyV1beta1 := entry("legacy", update, "status", `{"f:status":{"f:observedGeneration":{}}}`)
+	legacyV1beta1 := ownershiptest.Entry("legacy", ownershiptest.Update, "status", `{"f:status":{"f:observedGeneration":{}}}`)
 	legacyV1beta1.APIVersion = "demo.statusapply.io/v1beta1"
 	tests := []struct {
 		name string
@@ -204,20 +205,20 @@ func TestRewriteErrors(t *testing.T) {
 		},
 		{
 			name: "target entry in another API version", plan: Plan{Conditions: map[string]string{"A": "readiness"}},
-			mfs: []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), other}, is: ErrAPIVersionMismatch,
+			mfs: []metav1.ManagedFieldsEntry{ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), other}, is: ErrAPIVersionMismatch,
 		},
 		{
 			// csaupgrade merges the entry of one API version and drops the
 			// manager's others: their fields would be left without an owner.
 			name: "a whole-manager move that would orphan fields of another API version",
 			plan: Plan{Managers: map[string]string{"legacy": "summary"}},
-			mfs:  []metav1.ManagedFieldsEntry{entry("legacy", update, "status", legacyAB), legacyV1beta1},
+			mfs:  []metav1.ManagedFieldsEntry{ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), legacyV1beta1},
 			is:   ErrOrphanedFields,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := tt.plan.Rewrite(widget(tt.mfs...), time.Now())
+			_, _, err := tt.plan.Rewrite(ownershiptest.Widget(tt.mfs...), time.Now())
 			if err == nil {
 				t.Fatal("want an error")
 			}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -21,10 +22,10 @@ import (
 // server, one whose status is already applied.
 func fleet(t *testing.T) (client.Client, *calls, []*v1alpha1.Widget) {
 	t.Helper()
-	done := widget(entry("summary", apply, "status", applyB))
+	done := ownershiptest.Widget(ownershiptest.Entry("summary", ownershiptest.Apply, "status", ownershiptest.ApplyB))
 	done.Name = "w4"
 	c, rec := fakeClient(t, interceptor.Funcs{}, legacyWidget("w1"), legacyWidget("w3"), done)
-	names := []*v1alpha1.Widget{widget(), widget(), widget(), widget()}
+	names := []*v1alpha1.Widget{ownershiptest.Widget(), ownershiptest.Widget(), ownershiptest.Widget(), ownershiptest.Widget()}
 	for i, n := range []string{"w1", "w2", "w3", "w4"} {
 		names[i].Name = n
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 )
 
 // FuzzInspect reads arbitrary JSON as an object's metadata.managedFields,
@@ -36,10 +38,10 @@ func FuzzInspect(f *testing.F) {
 		return string(raw)
 	}
 	for _, seed := range [][3]string{
-		{entryJSON(entry("legacy", update, "status", legacyAB), entry("b", apply, "status", applyB)), "b", "status"},
-		{entryJSON(entry("r", apply, "status", applyR), entry("creator", update, "", createSpec)), "r", "status"},
-		{entryJSON(entry("creator", apply, "", createSpec)), "creator", ""},
-		{entryJSON(entry("b", apply, "status", `{}`)), "b", "status"},
+		{entryJSON(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("b", ownershiptest.Apply, "status", ownershiptest.ApplyB)), "b", "status"},
+		{entryJSON(ownershiptest.Entry("r", ownershiptest.Apply, "status", ownershiptest.ApplyR), ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec)), "r", "status"},
+		{entryJSON(ownershiptest.Entry("creator", ownershiptest.Apply, "", ownershiptest.CreateSpec)), "creator", ""},
+		{entryJSON(ownershiptest.Entry("b", ownershiptest.Apply, "status", `{}`)), "b", "status"},
 		{`[{"manager":"b","operation":"Apply","subresource":"status","fieldsV1":null}]`, "b", "status"},
 		{`[{"manager":"b","operation":"Apply","subresource":"status","fieldsType":"FieldsV2","fieldsV1":{}}]`, "b", "status"},
 		{`[{"manager":"b","operation":"Apply","subresource":"status","fieldsV1":{"x:status":{}}}]`, "b", "status"},
@@ -118,14 +120,14 @@ func FuzzInspect(f *testing.F) {
 // the entry's derived views (condition types, status fields, owners of each
 // leaf) are consistent with it.
 func FuzzInspectEntries(f *testing.F) {
-	for _, seed := range []string{legacyAB, applyB, applyR, createSpec, `{}`, `null`, `{"f:status":`, `{"x:status":{}}`, `[]`,
+	for _, seed := range []string{ownershiptest.LegacyAB, ownershiptest.ApplyB, ownershiptest.ApplyR, ownershiptest.CreateSpec, `{}`, `null`, `{"f:status":`, `{"x:status":{}}`, `[]`,
 		`{"f:status":{"f:conditions":{"k:{\"type\":1}":{}}}}`, `{"f:a":{"v:\"x\"":{}},"f:b":{"i:3":{}}}`} {
 		f.Add([]byte(seed), "FieldsV1")
 	}
-	f.Add([]byte(applyB), "FieldsV2")
+	f.Add([]byte(ownershiptest.ApplyB), "FieldsV2")
 	f.Add([]byte(nil), "")
 	f.Fuzz(func(t *testing.T, raw []byte, fieldsType string) {
-		mf := metav1.ManagedFieldsEntry{Manager: "m", Operation: apply, Subresource: StatusSubresource, FieldsType: fieldsType}
+		mf := metav1.ManagedFieldsEntry{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: StatusSubresource, FieldsType: fieldsType}
 		if raw != nil {
 			mf.FieldsV1 = &metav1.FieldsV1{}
 			mf.FieldsV1.SetRawBytes(raw)

@@ -12,12 +12,13 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/ownershiptest"
 )
 
 func TestInspectNoManagedFields(t *testing.T) {
 	for name, mfs := range map[string][]metav1.ManagedFieldsEntry{"nil": nil, "empty": {}} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Inspect(widget(mfs...))
+			_, err := Inspect(ownershiptest.Widget(mfs...))
 			if !errors.Is(err, ErrNoManagedFields) {
 				t.Fatalf("err = %v, want ErrNoManagedFields", err)
 			}
@@ -30,12 +31,12 @@ func TestInspectNoManagedFields(t *testing.T) {
 }
 
 func TestInspectBadFields(t *testing.T) {
-	bad := entry("x", update, "status", `{"f:status":`)
-	wrongType := entry("y", update, "status", legacyAB)
+	bad := ownershiptest.Entry("x", ownershiptest.Update, "status", `{"f:status":`)
+	wrongType := ownershiptest.Entry("y", ownershiptest.Update, "status", ownershiptest.LegacyAB)
 	wrongType.FieldsType = "FieldsV2"
 	for name, mf := range map[string]metav1.ManagedFieldsEntry{"undecodable": bad, "fieldsType": wrongType} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Inspect(widget(mf))
+			_, err := Inspect(ownershiptest.Widget(mf))
 			if !errors.Is(err, ErrBadManagedFields) {
 				t.Fatalf("err = %v, want one wrapping ErrBadManagedFields", err)
 			}
@@ -107,7 +108,7 @@ func TestInspect(t *testing.T) {
 	}{
 		{
 			name:       "legacy merge-patch writer",
-			mfs:        []metav1.ManagedFieldsEntry{entry("creator", update, "", createSpec), entry("legacy", update, "status", legacyAB)},
+			mfs:        []metav1.ManagedFieldsEntry{ownershiptest.Entry("creator", ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)},
 			conditions: map[string][]string{"legacy": {"A", "B"}},
 			legacy:     []string{"legacy"},
 			owners: map[string][]string{
@@ -120,8 +121,8 @@ func TestInspect(t *testing.T) {
 		{
 			name: "legacy and apply managers sharing a condition",
 			mfs: []metav1.ManagedFieldsEntry{
-				entry("legacy", update, "status", legacyAB), entry("networking", apply, "status", applyB),
-				entry("readiness", apply, "status", applyR),
+				ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("networking", ownershiptest.Apply, "status", ownershiptest.ApplyB),
+				ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR),
 			},
 			conditions: map[string][]string{"legacy": {"A", "B"}, "networking": {"B"}, "readiness": {"R"}},
 			legacy:     []string{"legacy"},
@@ -145,8 +146,8 @@ func TestInspect(t *testing.T) {
 		{
 			name: "before-first-apply is legacy whatever its subresource",
 			mfs: []metav1.ManagedFieldsEntry{
-				entry(BeforeFirstApplyManager, update, "", createSpec), entry(BeforeFirstApplyManager, update, "status", legacyAB),
-				entry("readiness", apply, "status", applyR), entry("kubectl", update, "", createSpec),
+				ownershiptest.Entry(BeforeFirstApplyManager, ownershiptest.Update, "", ownershiptest.CreateSpec), ownershiptest.Entry(BeforeFirstApplyManager, ownershiptest.Update, "status", ownershiptest.LegacyAB),
+				ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR), ownershiptest.Entry("kubectl", ownershiptest.Update, "", ownershiptest.CreateSpec),
 			},
 			conditions: map[string][]string{BeforeFirstApplyManager: {"A", "B"}, "readiness": {"R"}},
 			legacy:     []string{BeforeFirstApplyManager, BeforeFirstApplyManager},
@@ -158,7 +159,7 @@ func TestInspect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := mustInspect(t, widget(tt.mfs...))
+			o := mustInspect(t, ownershiptest.Widget(tt.mfs...))
 			if got := o.ConditionTypes(); !reflect.DeepEqual(got, tt.conditions) {
 				t.Errorf("ConditionTypes() = %v, want %v", got, tt.conditions)
 			}
@@ -221,7 +222,7 @@ func managerNames(es []Entry) []string {
 }
 
 func TestInspectUnstructuredMatchesTyped(t *testing.T) {
-	w := widget(entry("legacy", update, "status", legacyAB), entry("readiness", apply, "status", applyR))
+	w := ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB), ownershiptest.Entry("readiness", ownershiptest.Apply, "status", ownershiptest.ApplyR))
 	w.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
 	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
 	if err != nil {
@@ -247,7 +248,7 @@ func TestInspectUnstructuredMatchesTyped(t *testing.T) {
 }
 
 func TestRefOf(t *testing.T) {
-	if got := RefOf(widget()); got != (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}) {
+	if got := RefOf(ownershiptest.Widget()); got != (ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}) {
 		t.Errorf("typed without kind: %v", got)
 	}
 	u := &unstructured.Unstructured{}
@@ -259,7 +260,7 @@ func TestRefOf(t *testing.T) {
 }
 
 func TestSubtree(t *testing.T) {
-	o := mustInspect(t, widget(entry("legacy", update, "status", legacyAB)))
+	o := mustInspect(t, ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)))
 	set := o.Entries[0].Fields
 	sub := Subtree(set, ConditionPath("A"))
 	if sub.Size() == 0 || sub.Has(StatusPath()) || sub.Has(ConditionsPath()) {
