@@ -2,6 +2,7 @@ package fleet_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log"
 	"time"
@@ -14,9 +15,33 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/fleet"
-	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
+
+// observed is a Widget as the API server returns it after a legacy writer
+// merge-patched conditions Ready and Synced and an apply manager set Reachable.
+const observed = `{
+  "apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
+  "metadata": {"name": "w1", "namespace": "default", "managedFields": [
+    {"manager": "legacy", "operation": "Update", "subresource": "status",
+     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
+     "fieldsV1": {"f:status": {".": {}, "f:phase": {}, "f:conditions": {".": {},
+       "k:{\"type\":\"Ready\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}},
+       "k:{\"type\":\"Synced\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}},
+    {"manager": "networking", "operation": "Apply", "subresource": "status",
+     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:06Z", "fieldsType": "FieldsV1",
+     "fieldsV1": {"f:status": {"f:conditions": {
+       "k:{\"type\":\"Reachable\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}}
+  ]}}`
+
+// decodeWidget decodes the observed Widget.
+func decodeWidget() *v1alpha1.Widget {
+	w := &v1alpha1.Widget{}
+	if err := json.Unmarshal([]byte(observed), w); err != nil {
+		log.Fatal(err)
+	}
+	return w
+}
 
 func ExampleLintCRDs() {
 	crds, err := crd.CRDs()
@@ -35,9 +60,7 @@ func ExampleLintCRDs() {
 }
 
 func ExamplePlan_Rewrite() {
-	// A Widget on which a legacy writer merge-patched conditions Ready and
-	// Synced and an apply manager set Reachable.
-	w := ownershiptest.ObservedWidget()
+	w := decodeWidget()
 	plan := fleet.Plan{
 		Conditions: map[string]string{"Ready": "readiness", "Synced": "sync"},
 		Managers:   map[string]string{"legacy": "summary"},
@@ -101,7 +124,7 @@ func ExampleMigrator_MigrateList() {
 // page by page) and prints the verdict as migrate flags.
 func ExampleAudit() {
 	objs := func(yield func(metav1.Object, error) bool) {
-		yield(ownershiptest.ObservedWidget(), nil)
+		yield(decodeWidget(), nil)
 	}
 	r, err := fleet.Audit(objs, fleet.AuditOptions{
 		Now:               time.Date(2026, 1, 10, 0, 0, 0, 0, time.UTC),

@@ -7,7 +7,6 @@
 package ownershiptest
 
 import (
-	"encoding/json"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,30 +52,4 @@ func Entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fi
 // Widget returns the Widget ns/w carrying the given managedFields.
 func Widget(mfs ...metav1.ManagedFieldsEntry) *v1alpha1.Widget {
 	return &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "w", ManagedFields: mfs}}
-}
-
-// Observed is the Widget default/w1 as the API server returns it after a
-// legacy writer merge-patched conditions Ready and Synced and the phase, and
-// the apply manager networking set Reachable.
-const Observed = `{
-  "apiVersion": "demo.statusapply.io/v1alpha1", "kind": "Widget",
-  "metadata": {"name": "w1", "namespace": "default", "managedFields": [
-    {"manager": "legacy", "operation": "Update", "subresource": "status",
-     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:05Z", "fieldsType": "FieldsV1",
-     "fieldsV1": {"f:status": {".": {}, "f:phase": {}, "f:conditions": {".": {},
-       "k:{\"type\":\"Ready\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}},
-       "k:{\"type\":\"Synced\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}},
-    {"manager": "networking", "operation": "Apply", "subresource": "status",
-     "apiVersion": "demo.statusapply.io/v1alpha1", "time": "2026-01-02T03:04:06Z", "fieldsType": "FieldsV1",
-     "fieldsV1": {"f:status": {"f:conditions": {
-       "k:{\"type\":\"Reachable\"}": {".": {}, "f:type": {}, "f:status": {}, "f:reason": {}, "f:message": {}, "f:lastTransitionTime": {}}}}}}
-  ]}}`
-
-// ObservedWidget decodes the Observed Widget.
-func ObservedWidget() *v1alpha1.Widget {
-	w := &v1alpha1.Widget{}
-	if err := json.Unmarshal([]byte(Observed), w); err != nil {
-		panic(err)
-	}
-	return w
 }
