@@ -42,6 +42,32 @@ module_root() {
 	echo "$d"
 }
 
+# fuzz_once runs one target. A run that fails with only "context deadline
+# exceeded" and leaves no failing input behind was stopped by the fuzzing time
+# ending while a worker was busy (minimizing a new input, say), not by the
+# target: it is run once more, and a second such ending fails.
+fuzz_once() {
+	local dir=$1 name=$2 bin=$3 time=$4 cachedir=$5 out before attempt
+	for attempt in 1 2; do
+		before=$(ls "$dir/testdata/fuzz/$name" 2>/dev/null | wc -l)
+		# shellcheck disable=SC2086 # FUZZFLAGS is a list of flags.
+		if out=$(cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^$name\$" -test.fuzztime="$time" \
+			-test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cachedir" \
+			-test.timeout=10m -test.paniconexit0 ${FUZZFLAGS:-} 2>&1); then
+			echo "$out"
+			return 0
+		fi
+		echo "$out"
+		if [ "$attempt" = 1 ] && grep -q 'context deadline exceeded' <<<"$out" &&
+			[ "$(ls "$dir/testdata/fuzz/$name" 2>/dev/null | wc -l)" = "$before" ]; then
+			echo "== the run ended with the fuzzing time and no failing input; once more"
+			continue
+		fi
+		return 1
+	done
+	return 1
+}
+
 # run builds each package's test binary once, with the fuzzing
 # instrumentation, and runs it for each of the package's targets: that links
 # once per package instead of once per target. The binary runs in the package's
@@ -79,10 +105,7 @@ run() {
 			built=$dir
 		fi
 		echo "== fuzzing $name in $dir for $time"
-		# shellcheck disable=SC2086 # FUZZFLAGS is a list of flags.
-		if ! (cd "$dir" && "$bin" -test.run='^$' -test.fuzz="^$name\$" -test.fuzztime="$time" \
-			-test.fuzzminimizetime="$FUZZMINIMIZETIME" -test.fuzzcachedir="$cache/$path" \
-			-test.timeout=10m -test.paniconexit0 ${FUZZFLAGS:-}); then
+		if ! fuzz_once "$dir" "$name" "$bin" "$time" "$cache/$path"; then
 			failed+=("$t")
 			echo "FAIL: $name in $dir; the failing input is in $dir/testdata/fuzz/$name/" >&2
 		fi
