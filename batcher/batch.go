@@ -639,11 +639,9 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: *t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
-		bu, typed := build(t, b.applier.TypeConverter(), contribs, ew.acType)
 		// Defer decoding when nothing in this Flush reads the response.
-		x := batching.Extras{Typed: typed, DryRun: dryRun != nil,
-			DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
-		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, x, opts)
+		x := batching.Extras{DryRun: dryRun != nil, DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
+		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, b.entryBuild(t, contribs, ew.acType), x, opts)
 		observed.answered(res, b.emptyLike)
 		if dryRun != nil {
 			dryRun(*t, res, err)
@@ -691,8 +689,8 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 		t := &ew.entry.target
 		opts := applyOptions(ew.contribs)
 		opts.Guarded = true
-		bu, typed := build(t, b.applier.TypeConverter(), ew.contribs, ew.acType)
-		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, bu, batching.Extras{Typed: typed, DryRun: true, AsOwner: true}, &opts)
+		x := batching.Extras{DryRun: true, AsOwner: true}
+		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, b.entryBuild(t, ew.contribs, ew.acType), x, &opts)
 		if err := b.shadowEntry(ctx, *t, res, err); err != nil {
 			errs = append(errs, err)
 			continue

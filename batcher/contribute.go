@@ -174,6 +174,13 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 	return newFromContent(typ, u)
 }
 
+// entryBuild is how Flush builds an entry of contribs for t: the general build with
+// the typed one attached for the Applier.
+func (b *Batch) entryBuild(t *ssa.Target, contribs []contribution, acType reflect.Type) ssa.Build {
+	general, typed := build(t, b.applier.TypeConverter(), contribs, acType)
+	return b.applier.ForBatches().WithTyped(general, typed)
+}
+
 // build returns how to build t's intent from contribs, in queue order. acType,
 // the one apply configuration type of contribs' Mutators (nil if several or any
 // Edit), or status Edits of a typed object (editTypedBuild) add a typed build.

@@ -139,6 +139,13 @@ func (f forBatches) Apply(ctx context.Context, t Target, observed client.Object,
 	return f.a.apply(ctx, t, observed, b, x, opts)
 }
 
+// WithTyped returns b that also builds its intent with typed, in its own apply
+// configuration type (an entry of typed Mutators, or of condition Edits).
+func (f forBatches) WithTyped(b Build, typed *batching.TypedBuild) Build {
+	b.typed = typed
+	return b
+}
+
 // RecordPending sets statusapply_pending_entries from what a Flush left queued.
 func (f forBatches) RecordPending(p *batching.PendingTally) { f.a.metrics.recordPending(p) }
 
@@ -148,9 +155,6 @@ func (f forBatches) RecordShadow(t Target, outcome batching.ShadowOutcome, diver
 }
 
 func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) (Result, error) {
-	if x.Typed != nil {
-		b.typed = x.Typed
-	}
 	run := a.newRun(ctx, t, observed, b, x, opts)
 	if err := run.check(); err != nil {
 		return run.fail(err)

@@ -264,7 +264,7 @@ func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
 				return setErr
 			}}
 			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return errors.New("the typed build applies") }}
-			_, err := a.ForBatches().Apply(context.Background(), target, observed, build, batching.Extras{Typed: typed})
+			_, err := a.ForBatches().Apply(context.Background(), target, observed, a.ForBatches().WithTyped(build, typed), batching.Extras{})
 			if control {
 				if !errors.Is(setErr, ssa.ErrInvalidInput) || !strings.Contains(setErr.Error(), "status.conditions[Ready].reason") {
 					t.Fatalf("SetCondition of a changed bad condition: %v, want it refused naming the reason", setErr)

@@ -13,9 +13,6 @@ import (
 
 // Extras is how one Apply of a batch's entry runs beyond its ApplyOptions.
 type Extras struct {
-	// Typed builds the entry's intent in its own apply configuration type;
-	// nil for none. It builds the same intent as the entry's Build.Func.
-	Typed *TypedBuild
 	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
 	// server stores nothing, the Applier remembers nothing from it, and it
 	// counts in no metric but request latency and reads.

@@ -50,7 +50,7 @@ var _ = Describe("a status function that puts the observed object's maps into it
 			t, err := a.TargetFor(o, ssa.StatusSubresource, "attributes")
 			Expect(err).NotTo(HaveOccurred())
 			b, typed := typedBuild(m)
-			res, err := a.ForBatches().Apply(ctx, t, o, b, batching.Extras{Typed: typed})
+			res, err := a.ForBatches().Apply(ctx, t, o, a.ForBatches().WithTyped(b, typed), batching.Extras{})
 			Expect(err).NotTo(HaveOccurred())
 			return res.Sent
 		}
