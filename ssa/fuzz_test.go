@@ -421,6 +421,11 @@ func FuzzOwned(f *testing.F) {
 		if bare := ownership.WithoutManagedFields(observed).Object; !valuesMatch(ks.schema, ks.typeRef, owned, bare) && !holdsNull(owned) {
 			t.Fatalf("the extracted %v does not match the object it came from %v", owned, bare)
 		}
+		if holdsNull(owned) {
+			// An entry naming only fields the schema lacks extracts as a null
+			// list item, which no object can hold: nothing to extract again.
+			return
+		}
 		again, found, err := extractOwned(tc, widgetWithEntry(runtime.DeepCopyJSON(owned), set, manager), manager, StatusSubresource)
 		if err != nil || !found {
 			t.Fatalf("extracting %v again: found %v, %v", owned, found, err)
