@@ -6,6 +6,8 @@ import (
 	"errors"
 	"reflect"
 	"strings"
+
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"testing"
 	"time"
 
@@ -418,6 +420,11 @@ func FuzzOwned(f *testing.F) {
 		if !unchangedIntent(owned, owned) {
 			t.Fatalf("Unchanged is false for %v and itself", owned)
 		}
+		if !ownsItemKeys(fields) {
+			// The API server's entries own a keyed item's key fields with it;
+			// without them the extracted item cannot be told from another.
+			return
+		}
 		if bare := ownership.WithoutManagedFields(observed).Object; !valuesMatch(ks.schema, ks.typeRef, owned, bare) && !holdsNull(owned) {
 			t.Fatalf("the extracted %v does not match the object it came from %v", owned, bare)
 		}
@@ -560,4 +567,44 @@ func FuzzReadMeta(f *testing.F) {
 			t.Fatalf("readMeta(%s) = %+v, want %+v", raw, got, want)
 		}
 	})
+}
+
+// ownsItemKeys reports whether the field set fields (JSON), wherever it names
+// an item of a map list by its keys, also names those key fields, as every
+// entry the API server writes does.
+func ownsItemKeys(fields string) bool {
+	set := &fieldpath.Set{}
+	if err := set.FromJSON(strings.NewReader(fields)); err != nil {
+		return true // not a field set: the other properties judge it
+	}
+	ok := true
+	set.Iterate(func(p fieldpath.Path) {
+		for i, pe := range p {
+			if pe.Key == nil {
+				continue
+			}
+			for _, k := range *pe.Key {
+				name := k.Name
+				if !set.Has(append(p[:i+1:i+1], fieldpath.PathElement{FieldName: &name})) {
+					ok = false
+				}
+			}
+		}
+	})
+	return ok
+}
+
+func TestOwnsItemKeys(t *testing.T) {
+	for _, tc := range []struct {
+		fields string
+		want   bool
+	}{
+		{`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:type":{},"f:status":{}}}}}`, true},
+		{`{"f:status":{"f:conditions":{"k:{\"type\":\"Ready\"}":{".":{},"f:tyfe":{},"f:status":{}}}}}`, false},
+		{`{"f:status":{"f:phase":{}}}`, true},
+	} {
+		if got := ownsItemKeys(tc.fields); got != tc.want {
+			t.Errorf("ownsItemKeys(%s) = %v, want %v", tc.fields, got, tc.want)
+		}
+	}
 }
