@@ -47,11 +47,6 @@ var (
 // layouts caches acLayout per type; a process has few types, so no bound.
 type layouts struct{ m sync.Map }
 
-// of returns typ's layout; ok is false when the typed path cannot handle typ.
-func (l *layouts) of(typ reflect.Type) (acLayout, bool) {
-	return derefLayout(l.shared(typ))
-}
-
 // shared returns the cache's one copy of typ's layout, not to be modified, or nil.
 func (l *layouts) shared(typ reflect.Type) *acLayout {
 	if v, ok := l.m.Load(typ); ok {
@@ -61,13 +56,6 @@ func (l *layouts) shared(typ reflect.Type) *acLayout {
 	v, _ := l.m.LoadOrStore(typ, findLayout(typ))
 	lay, _ := v.(*acLayout)
 	return lay
-}
-
-func derefLayout(l *acLayout) (acLayout, bool) {
-	if l == nil {
-		return acLayout{}, false
-	}
-	return *l, true
 }
 
 func findLayout(typ reflect.Type) *acLayout {

@@ -292,12 +292,6 @@ func (c *ownedCache) remove(s *ownedState) {
 	c.unlink(s)
 }
 
-func (c *ownedCache) len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.n
-}
-
 // pushNewest puts s, not in the list, at its front. c.mu is held.
 func (c *ownedCache) pushNewest(s *ownedState) {
 	s.cached = true
