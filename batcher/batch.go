@@ -42,9 +42,6 @@ type Batch struct {
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
 
-	// empties holds one empty object per typed Go type, shared by the
-	// observations kept as responses: a Flush of many objects keeps one each.
-	empties sync.Map
 	// scratch holds *[]byte buffers that pack compresses into.
 	scratch sync.Pool
 	// dict is what a large Flush compresses against; set once, under mu.
@@ -105,7 +102,8 @@ type object struct {
 // observation is an object as the batch last saw it: the object queued, or the
 // last apply's response kept as JSON until needed (most are never read).
 type observation struct {
-	obj      client.Object // the object; with response set, an empty object of its type
+	obj      client.Object // the object; nil while response is set
+	typ      reflect.Type  // with response set, the Go type to decode it into
 	response []byte
 	packed   bool     // response is compressed
 	dict     *s2.Dict // what a packed response was compressed against; nil for none
@@ -120,8 +118,8 @@ func (o *observation) get() (client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, err := objects.DecodeLike(raw, o.obj)
-	if err != nil {
+	obj, _ := reflect.New(o.typ.Elem()).Interface().(client.Object)
+	if err := objects.Decode(raw, obj); err != nil {
 		return nil, err
 	}
 	*o = observation{obj: obj}
@@ -129,16 +127,15 @@ func (o *observation) get() (client.Object, error) {
 }
 
 // answered moves the observation to an apply's response, decoded or not.
-func (o *observation) answered(res ssa.Result, empty func(client.Object) client.Object) {
+func (o *observation) answered(res ssa.Result) {
 	if res.Object != nil {
 		*o = observation{obj: res.Object}
 	} else if res.Sent && res.Response != nil {
-		like := o.obj
+		typ := o.typ
 		if o.response == nil {
-			// The object queued is not kept for its type.
-			like = empty(o.obj)
+			typ = reflect.TypeOf(o.obj)
 		}
-		*o = observation{obj: like, response: res.Response}
+		*o = observation{typ: typ, response: res.Response}
 	}
 }
 
@@ -178,22 +175,7 @@ func (o observation) pack(scratch []byte, dict *s2.Dict) (observation, []byte) {
 	} else {
 		enc = s2.Encode(scratch[:cap(scratch)], o.response)
 	}
-	return observation{obj: o.obj, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
-}
-
-// emptyLike returns an empty object of obj's type, one per typed Go type;
-// nothing modifies it (decoding makes an object of its own).
-func (b *Batch) emptyLike(obj client.Object) client.Object {
-	if _, isUnstructured := obj.(*unstructured.Unstructured); isUnstructured {
-		return objects.EmptyLike(obj) // its kind is its own
-	}
-	typ := reflect.TypeOf(obj)
-	like, ok := b.empties.Load(typ)
-	if !ok {
-		like, _ = b.empties.LoadOrStore(typ, objects.EmptyLike(obj))
-	}
-	o, _ := like.(client.Object)
-	return o
+	return observation{typ: o.typ, response: bytes.Clone(enc), packed: true, dict: dict}, scratch
 }
 
 // entry is what one field manager will apply to one subresource of an object.
@@ -642,7 +624,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		// Defer decoding when nothing in this Flush reads the response.
 		x := batching.Extras{DryRun: dryRun != nil, DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
 		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, b.entryBuild(t, contribs, ew.acType), x, opts)
-		observed.answered(res, b.emptyLike)
+		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)
 			if err != nil {

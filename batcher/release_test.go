@@ -3,11 +3,12 @@ package batcher
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"testing"
 
 	"k8s.io/apimachinery/pkg/api/meta"
-
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -60,28 +61,20 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 	}
 }
 
-// Observations kept as responses share one empty object of their type, and
-// each still decodes into an object of its own. The control is the object
-// queued, which an observation must not keep for its type.
-func TestObservationsShareTheirEmptyObject(t *testing.T) {
-	b := &Batch{}
-	queued := []*v1alpha1.Widget{{}, {}}
-	obs := make([]observation, 2)
-	for i := range obs {
-		obs[i] = observation{obj: queued[i]}
-		obs[i].answered(ssa.Result{Sent: true, Response: []byte(fmt.Sprintf(`{"metadata":{"name":"w%d"}}`, i))}, b.emptyLike)
-	}
-	if obs[0].obj != obs[1].obj || obs[0].obj == client.Object(queued[0]) || obs[0].obj == client.Object(queued[1]) {
-		t.Fatalf("observations hold %p and %p, want one shared empty object, not the ones queued", obs[0].obj, obs[1].obj)
-	}
-	for i := range obs {
-		got, err := obs[i].get()
-		if err != nil || got.GetName() != fmt.Sprintf("w%d", i) || got == b.emptyLike(queued[0]) {
-			t.Fatalf("observation %d decodes to %v, %v", i, got, err)
+// An observation kept as a response keeps its Go type, not the object
+// queued, and each decodes into an object of its own of that type.
+func TestObservationsKeepTheirTypeNotTheObjectQueued(t *testing.T) {
+	queued := []client.Object{&v1alpha1.Widget{}, &unstructured.Unstructured{}}
+	for i, q := range queued {
+		o := observation{obj: q}
+		o.answered(ssa.Result{Sent: true, Response: []byte(fmt.Sprintf(`{"apiVersion":"statusapply.dev/v1alpha1","kind":"Widget","metadata":{"name":"w%d"}}`, i))})
+		if o.obj != nil {
+			t.Fatalf("observation %d keeps %p, want nothing but its type", i, o.obj)
 		}
-	}
-	if like := b.emptyLike(queued[0]); like.GetName() != "" {
-		t.Fatalf("decoding modified the shared empty object: %v", like)
+		got, err := o.get()
+		if err != nil || got.GetName() != fmt.Sprintf("w%d", i) || got == q || reflect.TypeOf(got) != reflect.TypeOf(q) {
+			t.Fatalf("observation %d decodes to %T %v, %v", i, got, got, err)
+		}
 	}
 }
 
