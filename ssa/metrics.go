@@ -72,50 +72,36 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		return m, nil
 	}
 	var err error
-	if m.applies, err = register(reg, m.applies); err != nil {
-		return nil, err
-	}
-	if m.skipped, err = register(reg, m.skipped); err != nil {
-		return nil, err
-	}
-	if m.conflicts, err = register(reg, m.conflicts); err != nil {
-		return nil, err
-	}
-	if m.retries, err = register(reg, m.retries); err != nil {
-		return nil, err
-	}
-	if m.reads, err = register(reg, m.reads); err != nil {
-		return nil, err
-	}
-	if m.latency, err = register(reg, m.latency); err != nil {
-		return nil, err
-	}
-	if m.pending, err = register(reg, m.pending); err != nil {
-		return nil, err
-	}
-	if m.shadowEntries, err = register(reg, m.shadowEntries); err != nil {
-		return nil, err
-	}
-	if m.shadowDivergences, err = register(reg, m.shadowDivergences); err != nil {
+	register(reg, &m.applies, &err)
+	register(reg, &m.skipped, &err)
+	register(reg, &m.conflicts, &err)
+	register(reg, &m.retries, &err)
+	register(reg, &m.reads, &err)
+	register(reg, &m.latency, &err)
+	register(reg, &m.pending, &err)
+	register(reg, &m.shadowEntries, &err)
+	register(reg, &m.shadowDivergences, &err)
+	if err != nil {
 		return nil, err
 	}
 	return m, nil
 }
 
-// register registers c with reg, or returns the collector of the same
+// register registers *c with reg, or takes the collector of the same
 // description another Applier registered first, so that Appliers share them.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	err := reg.Register(c)
-	if err == nil {
-		return c, nil
+// It does nothing once *err is set, and sets it on a failure.
+func register[C prometheus.Collector](reg prometheus.Registerer, c *C, err *error) {
+	if *err != nil {
+		return
 	}
+	e := reg.Register(*c)
 	var are prometheus.AlreadyRegisteredError
-	if errors.As(err, &are) {
+	if errors.As(e, &are) {
 		if existing, ok := are.ExistingCollector.(C); ok {
-			return existing, nil
+			*c, e = existing, nil
 		}
 	}
-	return c, err
+	*err = e
 }
 
 func counter(name, help string, labels []string) *prometheus.CounterVec {
