@@ -35,8 +35,6 @@ type acLayout struct {
 	meta []int
 	// conditions is the index path of metav1 Status.Conditions, or nil.
 	conditions []int
-	// equal is equalAC's comparison, compiled once.
-	equal equalFunc
 }
 
 var (
@@ -78,13 +76,7 @@ func findLayout(typ reflect.Type) *acLayout {
 	if lay.meta == nil {
 		return nil
 	}
-	lay.equal = compileEqual(st)
 	return lay
-}
-
-// equalAC reports whether a and b would encode to the same JSON (see equalFunc).
-func (lay acLayout) equalAC(a, b any) bool {
-	return equalPointees(lay.equal, a, b)
 }
 
 // objectMeta returns ac's object metadata, allocating it when asked to.
@@ -269,7 +261,7 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 
 var timeType = reflect.TypeFor[metav1.Time]()
 
-// equalConditions compares lists of conditions as equalFunc does, without reflection.
+// equalConditions compares lists of conditions as equalAC does, without reflection.
 func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	if len(a) != len(b) || (a == nil) != (b == nil) {
 		return false
@@ -282,7 +274,7 @@ func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	return true
 }
 
-// equalCondition compares one condition as equalFunc does, without reflection.
+// equalCondition compares one condition as equalAC does, without reflection.
 func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
 	if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
 		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
@@ -350,5 +342,5 @@ func (f *acForm) edit(tb *batching.TypedBuild, observed client.Object) (ac any, 
 	if err := tb.Mutate(ac, observed); err != nil {
 		return nil, false, err
 	}
-	return ac, f.lay.equalAC(ac, f.ac), nil
+	return ac, equalAC(ac, f.ac), nil
 }

@@ -166,8 +166,6 @@ type ownedCache struct {
 	objects map[types.UID]*ownedObject
 	newest  *ownedState
 	oldest  *ownedState
-	// equalMeta compares object metadata for shareMeta.
-	equalMeta equalFunc
 }
 
 // ownedObject holds one object's states and the metadata their forms share.
@@ -177,10 +175,7 @@ type ownedObject struct {
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{
-		max: size, objects: map[types.UID]*ownedObject{},
-		equalMeta: compileEqual(reflect.TypeFor[metav1ac.ObjectMetaApplyConfiguration]()),
-	}
+	return &ownedCache{max: size, objects: map[types.UID]*ownedObject{}}
 }
 
 func (o *ownedObject) find(k ownedKey) int {
@@ -263,7 +258,7 @@ func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConf
 	defer c.mu.Unlock()
 	// The caller puts a state next: the object's entry is not left empty.
 	o, _ := c.object(uid)
-	if o.meta != nil && equalPointees(c.equalMeta, o.meta, meta) {
+	if o.meta != nil && equalAC(o.meta, meta) {
 		return o.meta
 	}
 	o.meta = meta

@@ -87,7 +87,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
-	if lay.equalAC(ac, owned.ac) || pruneEmptyStructs(reflect.ValueOf(ac)) || lay.equalAC(ac, owned.ac) {
+	if equalAC(ac, owned.ac) || pruneEmptyStructs(reflect.ValueOf(ac)) || equalAC(ac, owned.ac) {
 		return a.unchanged, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
