@@ -75,12 +75,11 @@ func equalStruct(a, b reflect.Value) bool {
 		return equalObjectMeta(x, y)
 	}
 	for i := range t.NumField() {
-		if !t.Field(i).IsExported() {
+		fa := a.Field(i)
+		if !fa.CanInterface() { // unexported
 			return reflect.DeepEqual(a.Interface(), b.Interface())
 		}
-	}
-	for i := range t.NumField() {
-		if !equalValue(a.Field(i), b.Field(i)) {
+		if !equalValue(fa, b.Field(i)) {
 			return false
 		}
 	}
