@@ -50,5 +50,5 @@ func derefLayout(l *acLayout) (acLayout, bool) {
 func (c *ownedCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.states)
+	return c.n
 }

@@ -2,11 +2,11 @@ package ssa
 
 import (
 	"bytes"
-	"container/list"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"reflect"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -61,8 +61,14 @@ type ownedState struct {
 	content map[string]any // owned values without identity; nil until needed when last is set
 	last    *acForm        // the form last asked for, or applied; nil until then
 
+	// Its place in the ownedCache's recency list, guarded by the cache's
+	// lock; the key's uid is shared with its object's other states.
+	key          ownedKey
+	newer, older *ownedState
+	cached       bool
+
 	// complete: content holds every field of entry, needed for reuse at
-	// another resourceVersion.
+	// another resourceVersion. Beside cached, to keep the struct small.
 	complete bool
 }
 
@@ -151,30 +157,34 @@ func (s *ownedState) at(rv string) *ownedState {
 	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
 }
 
-// ownedCache remembers ownedStates, least recently used out first. The states
-// of one object share its uid and the metadata of their forms (shareMeta).
+// ownedCache remembers ownedStates, least recently used out first; states are
+// their own list links, grouped by object to share its uid and metadata.
 type ownedCache struct {
 	mu      sync.Mutex
 	max     int
-	states  map[ownedKey]*list.Element // each holds a *cachedState
-	recent  list.List                  // most recently used first
-	objects map[types.UID]*cachedObject
+	n       int // states cached
+	objects map[types.UID]*ownedObject
+	newest  *ownedState
+	oldest  *ownedState
 }
 
-type cachedState struct {
-	key ownedKey
-	st  *ownedState
-}
-
-// cachedObject is what an object's cached states share.
-type cachedObject struct {
-	uid    types.UID
+// ownedObject holds one object's states and the metadata their forms share.
+type ownedObject struct {
+	states []*ownedState
 	meta   *metav1ac.ObjectMetaApplyConfiguration
-	states int
 }
 
 func newOwnedCache(size int) *ownedCache {
-	return &ownedCache{max: size, states: map[ownedKey]*list.Element{}, objects: map[types.UID]*cachedObject{}}
+	return &ownedCache{max: size, objects: map[types.UID]*ownedObject{}}
+}
+
+func (o *ownedObject) find(k ownedKey) int {
+	for i, s := range o.states {
+		if s.key.manager == k.manager && s.key.sub == k.sub {
+			return i
+		}
+	}
+	return -1
 }
 
 func (c *ownedCache) get(k ownedKey) *ownedState {
@@ -183,43 +193,59 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.states[k]
-	if e == nil {
+	o := c.objects[k.uid]
+	if o == nil {
 		return nil
 	}
-	c.recent.MoveToFront(e)
-	return e.Value.(*cachedState).st
+	i := o.find(k)
+	if i < 0 {
+		return nil
+	}
+	s := o.states[i]
+	c.unlink(s)
+	c.pushNewest(s)
+	return s
 }
 
-// put remembers s under k as the most recently used state.
+// put remembers s under k, at the front. A state cached under another key is
+// copied, since a state has one place in the list.
 func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	if c.max <= 0 || k.uid == "" {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.states[k]; e != nil {
-		e.Value.(*cachedState).st = s
-		c.recent.MoveToFront(e)
-		return
+	if s.cached && s.key != k {
+		s = s.at(s.rv)
 	}
-	o := c.object(k.uid)
-	o.states++
-	k.uid = o.uid
-	c.states[k] = c.recent.PushFront(&cachedState{key: k, st: s})
-	for len(c.states) > c.max {
-		c.remove(c.recent.Back())
+	o, uid := c.object(k.uid)
+	k.uid = uid
+	if i := o.find(k); i >= 0 {
+		c.unlink(o.states[i])
+		o.states[i] = s
+	} else {
+		o.states = append(o.states, s)
+		c.n++
+	}
+	s.key = k
+	c.pushNewest(s)
+	for c.n > c.max {
+		c.remove(c.oldest)
 	}
 }
 
-// object returns what uid's states share, adding it if there is none. c.mu is held.
-func (c *ownedCache) object(uid types.UID) *cachedObject {
-	o := c.objects[uid]
-	if o == nil {
-		o = &cachedObject{uid: uid}
-		c.objects[uid] = o
+// object returns the entry of the object of uid, adding it if there is
+// none, and the uid as the cache keeps it. c.mu is held.
+func (c *ownedCache) object(uid types.UID) (*ownedObject, types.UID) {
+	if o := c.objects[uid]; o != nil {
+		if len(o.states) > 0 {
+			return o, o.states[0].key.uid
+		}
+		return o, uid
 	}
-	return o
+	o := &ownedObject{}
+	c.objects[uid] = o
+	return o, uid
 }
 
 // shareMeta returns the metadata shared by uid's cached forms if equal to meta,
@@ -230,8 +256,8 @@ func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConf
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	// The caller puts a state next, which counts for the object.
-	o := c.object(uid)
+	// The caller puts a state next: the object's entry is not left empty.
+	o, _ := c.object(uid)
 	if o.meta != nil && equalAC(o.meta, meta) {
 		return o.meta
 	}
@@ -242,20 +268,53 @@ func (c *ownedCache) shareMeta(uid types.UID, meta *metav1ac.ObjectMetaApplyConf
 func (c *ownedCache) drop(k ownedKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.states[k]; e != nil {
-		c.remove(e)
+	if o := c.objects[k.uid]; o != nil {
+		if i := o.find(k); i >= 0 {
+			c.remove(o.states[i])
+		}
 	}
 }
 
-// remove forgets e's state. c.mu is held.
-func (c *ownedCache) remove(e *list.Element) {
-	k := c.recent.Remove(e).(*cachedState).key
-	delete(c.states, k)
-	if o := c.objects[k.uid]; o != nil {
-		if o.states--; o.states <= 0 {
-			delete(c.objects, k.uid)
-		}
+// remove forgets s, which is cached. c.mu is held.
+func (c *ownedCache) remove(s *ownedState) {
+	o := c.objects[s.key.uid]
+	i := o.find(s.key)
+	o.states = slices.Delete(o.states, i, i+1) // clears the slot it frees
+	if len(o.states) == 0 {
+		delete(c.objects, s.key.uid)
 	}
+	c.n--
+	c.unlink(s)
+}
+
+// pushNewest puts s, not in the list, at its front. c.mu is held.
+func (c *ownedCache) pushNewest(s *ownedState) {
+	s.cached = true
+	s.older = c.newest
+	if c.newest != nil {
+		c.newest.newer = s
+	} else {
+		c.oldest = s
+	}
+	c.newest = s
+}
+
+// unlink takes s out of the list. c.mu is held.
+func (c *ownedCache) unlink(s *ownedState) {
+	if !s.cached {
+		return
+	}
+	if s.newer != nil {
+		s.newer.older = s.older
+	} else {
+		c.newest = s.older
+	}
+	if s.older != nil {
+		s.older.newer = s.newer
+	} else {
+		c.oldest = s.newer
+	}
+	s.newer, s.older, s.cached = nil, nil, false
 }
 
 // appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub, if any.

@@ -105,18 +105,18 @@ func TestOwnedCacheOrder(t *testing.T) {
 			t.Fatalf("step %d: %d states cached, the model has %d", step, c.len(), len(model))
 		}
 	}
-	// Walking the list from the most recent gives the model's order, and the
-	// objects count exactly the states cached.
+	// Walking the list from the newest gives the model's order, and the
+	// objects hold exactly the states cached.
 	held := 0
 	for _, o := range c.objects {
-		held += o.states
+		held += len(o.states)
 	}
 	if held != len(model) {
-		t.Fatalf("the objects count %d states, want %d", held, len(model))
+		t.Fatalf("the objects hold %d states, want %d", held, len(model))
 	}
 	var order []ownedKey
-	for e := c.recent.Front(); e != nil; e = e.Next() {
-		order = append(order, e.Value.(*cachedState).key)
+	for s := c.newest; s != nil; s = s.older {
+		order = append(order, s.key)
 	}
 	want := make([]ownedKey, len(model))
 	for i, s := range model {
@@ -127,8 +127,8 @@ func TestOwnedCacheOrder(t *testing.T) {
 	}
 }
 
-// TestOwnedCachePutElsewhere: a state put under a second key is remembered
-// under both, and dropping one key leaves the other's.
+// TestOwnedCachePutElsewhere: a state cached under one key and put under
+// another is remembered as a copy; the first key keeps its state.
 func TestOwnedCachePutElsewhere(t *testing.T) {
 	c := newOwnedCache(4)
 	a := ownedKey{uid: "a", manager: "m", sub: StatusSubresource}
@@ -136,9 +136,11 @@ func TestOwnedCachePutElsewhere(t *testing.T) {
 	st := &ownedState{rv: "3", content: map[string]any{}}
 	c.put(a, st)
 	c.put(b, st)
-	c.drop(b)
-	if c.get(a) != st || c.get(b) != nil || c.len() != 1 {
-		t.Fatal("dropping b changed what a remembers")
+	if c.get(a) != st || c.len() != 2 {
+		t.Fatal("a lost its state")
+	}
+	if got := c.get(b); got == nil || got == st || got.rv != "3" {
+		t.Fatalf("b holds %+v, want a copy of a's state", got)
 	}
 }
 
