@@ -45,7 +45,7 @@ func FuzzObserve(f *testing.F) {
 		}
 		for i := range obj.ManagedFields {
 			obj.ManagedFields[i].Manager += "-renamed"
-			obj.ManagedFields[i].FieldsV1 = &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}
+			obj.ManagedFields[i].FieldsV1 = metav1.NewFieldsV1(`{"f:spec":{}}`)
 		}
 		obj.ManagedFields = append(obj.ManagedFields, metav1.ManagedFieldsEntry{Manager: "new"})
 		if !reflect.DeepEqual(got, want) {
