@@ -118,8 +118,8 @@ func (o *observation) get() (client.Object, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj, _ := reflect.New(o.typ.Elem()).Interface().(client.Object)
-	if err := objects.Decode(raw, obj); err != nil {
+	obj, err := objects.DecodeAs(raw, o.typ)
+	if err != nil {
 		return nil, err
 	}
 	*o = observation{obj: obj}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/statusapply/statusapply/internal/objects"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -196,7 +197,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 			t.Fatal(err)
 		}
 		sent[i] = raw
-		got, err := objects.DecodeLike(raw, &v1alpha1.Widget{})
+		got, err := objects.DecodeAs(raw, reflect.TypeFor[*v1alpha1.Widget]())
 		if err != nil || got.GetResourceVersion() != f.widget(t, queued[i].Name).ResourceVersion || len(o.observed.response) >= len(raw) {
 			t.Fatalf("%s: unpacked to %d bytes (packed %d) at %v, %v; want the last response, larger than its packing",
 				queued[i].Name, len(raw), len(o.observed.response), got, err)
@@ -218,7 +219,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 		t.Fatal(err)
 	}
 	for i := range n {
-		last, err := objects.DecodeLike(sent[i], &v1alpha1.Widget{})
+		last, err := objects.DecodeAs(sent[i], reflect.TypeFor[*v1alpha1.Widget]())
 		if err != nil {
 			t.Fatal(err)
 		}

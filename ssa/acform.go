@@ -2,9 +2,7 @@ package ssa
 
 import (
 	"fmt"
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sync"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -14,6 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // A typed entry stays in the apply configuration type its mutators edit: it is

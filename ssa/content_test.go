@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/statusapply/statusapply/internal/objects"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -46,18 +47,18 @@ func TestEncodedApplyKeepsTheResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	buf[0] = 'x' // the client's buffer is not kept
-	w, err := objects.DecodeLike(e.response, &v1alpha1.Widget{})
+	w, err := objects.DecodeAs(e.response, reflect.TypeFor[*v1alpha1.Widget]())
 	if err != nil || w.GetName() != "w1" || w.GetResourceVersion() != "7" {
-		t.Fatalf("DecodeLike: %+v, %v", w, err)
+		t.Fatalf("DecodeAs: %+v, %v", w, err)
 	}
 	if _, ok := w.(*v1alpha1.Widget); !ok {
 		t.Fatalf("decoded a %T, want a *v1alpha1.Widget", w)
 	}
 	like := &unstructured.Unstructured{}
 	like.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-	u, err := objects.DecodeLike(e.response, like)
+	u, err := objects.DecodeAs(e.response, reflect.TypeOf(like))
 	if err != nil || u.GetName() != "w1" || u.(*unstructured.Unstructured).GroupVersionKind() != like.GroupVersionKind() {
-		t.Fatalf("DecodeLike like an unstructured object: %+v, %v", u, err)
+		t.Fatalf("DecodeAs an unstructured object: %+v, %v", u, err)
 	}
 	if err := objects.Decode([]byte(`{"metadata":`), &v1alpha1.Widget{}); err == nil || !strings.Contains(err.Error(), "decoding the API server's response") {
 		t.Fatalf("a broken response into a typed object: %v", err)

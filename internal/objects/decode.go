@@ -2,6 +2,7 @@ package objects
 
 import (
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,10 +25,13 @@ func Decode(data []byte, obj client.Object) error {
 	return nil
 }
 
-// DecodeLike decodes a response into a new object of like's Go type (an
-// unstructured like lends its kind).
-func DecodeLike(data []byte, like client.Object) (client.Object, error) {
-	obj := EmptyLike(like)
+// DecodeAs decodes a response into a new object of typ, a pointer to an
+// object type (an unstructured object takes its kind from the response).
+func DecodeAs(data []byte, typ reflect.Type) (client.Object, error) {
+	obj, ok := reflect.New(typ.Elem()).Interface().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("decoding the API server's response: %v is not an object type", typ)
+	}
 	if err := Decode(data, obj); err != nil {
 		return nil, err
 	}
