@@ -94,7 +94,7 @@ var _ = Describe("demo", func() {
 		Expect(r.stdout).To(MatchRegexp(`round 1: Bound=\w+; vanished: Ready \(set by readiness\), Reachable \(set by networking\)`),
 			"step 2 names the conditions that vanished")
 		Expect(r.stdout).NotTo(ContainSubstring("map["), "no Go map printed")
-		Expect(r.stdout).To(MatchRegexp(`\n      Fail         manager intruder cannot change 2 fields of [^\n]*:\n {19}- \.status\.conditions\[type="Ready"\]`),
+		Expect(r.stdout).To(MatchRegexp(`\n      Fail         manager intruder cannot change 3 fields of [^\n]*:\n {19}- \.status\.conditions\[type="Ready"\]`),
 			"the conflict message keeps its lines under its first")
 
 		root := cli.NewRootCommand()

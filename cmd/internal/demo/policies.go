@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,8 +42,10 @@ func stepPolicies(ctx context.Context, s *Walkthrough) (string, error) {
 			return "", err
 		}
 		key := client.ObjectKeyFromObject(obj)
+		// The owner's transition lies in the past, so the intruder's change
+		// always touches the same fields whichever second the two writes fall in.
 		owner := acv1alpha1.Widget(key.Name, key.Namespace).WithStatus(acv1alpha1.WidgetStatus().WithConditions(
-			conditionAC("Ready", metav1.ConditionFalse)))
+			conditionAC("Ready", metav1.ConditionFalse).WithLastTransitionTime(metav1.NewTime(time.Now().Add(-time.Hour)))))
 		if err := c.Status().Apply(ctx, owner, client.FieldOwner("owner")); err != nil {
 			return "", err
 		}
