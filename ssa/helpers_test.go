@@ -37,14 +37,10 @@ func extractFrom(tc managedfields.TypeConverter, observed *unstructured.Unstruct
 
 // of returns typ's layout; ok is false when the typed path cannot handle typ.
 func (l *layouts) of(typ reflect.Type) (acLayout, bool) {
-	return derefLayout(l.shared(typ))
-}
-
-func derefLayout(l *acLayout) (acLayout, bool) {
-	if l == nil {
-		return acLayout{}, false
+	if lay := l.shared(typ); lay != nil {
+		return *lay, true
 	}
-	return *l, true
+	return acLayout{}, false
 }
 
 func (c *ownedCache) len() int {

@@ -83,11 +83,16 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 		if err := tb.Mutate(ac, obs); err != nil {
 			return nil, err
 		}
+		if equalAC(ac, owned.ac) {
+			return a.unchanged, nil
+		}
 	}
 	if err := checkIdentity(t, ac); err != nil {
 		return nil, err
 	}
-	if equalAC(ac, owned.ac) || pruneEmptyStructs(reflect.ValueOf(ac)) || equalAC(ac, owned.ac) {
+	// Empty structs a mutator left are not sent: compared again without them.
+	pruneEmptyStructs(reflect.ValueOf(ac))
+	if equalAC(ac, owned.ac) {
 		return a.unchanged, nil
 	}
 	if conds, has := lay.statusConditions(ac); has && len(conds) > 0 {
