@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"time"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
@@ -22,6 +23,8 @@ var conditionsPath = field.NewPath("status", "conditions")
 // that what it accepts is valid on any kind. readErrs, fields that could not be
 // read, replace the rules' errors for the same fields.
 func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
+	// Checked as the API server reads it, whichever form it came in.
+	cond.Message = asEncoded(cond.Message)
 	errs := readErrs
 	at := conditionsPath.Key(cond.Type)
 	for _, e := range metav1validation.ValidateCondition(cond, at) {
@@ -40,6 +43,16 @@ func validateCondition(cond metav1.Condition, readErrs field.ErrorList) error {
 		return nil
 	}
 	return fmt.Errorf("%w: condition %q: %w", ErrInvalidInput, cond.Type, errs.ToAggregate())
+}
+
+// asEncoded returns s as JSON carries it: each byte that is not UTF-8 becomes
+// U+FFFD, three bytes, so a message of such bytes triples in length. A message
+// is the one free-text field; the other fields' patterns refuse such bytes.
+func asEncoded(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return string([]rune(s)) // a rune per invalid byte, as encoding/json writes them
 }
 
 func hasErrorAt(errs field.ErrorList, path string) bool {

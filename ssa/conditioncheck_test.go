@@ -85,6 +85,10 @@ func TestValidateConditionItems(t *testing.T) {
 			[]string{"status.conditions[Ready].message: Required value"}},
 		{"message too long", []any{condition("Ready", map[string]any{"message": strings.Repeat("x", 32769)})},
 			[]string{"status.conditions[Ready].message: Too long"}},
+		// 10,923 bytes that are not UTF-8 are 32,769 once JSON carries them as U+FFFD.
+		{"message not UTF-8, too long once encoded", []any{condition("Ready", map[string]any{"message": strings.Repeat("\xc3", 10923)})},
+			[]string{"status.conditions[Ready].message: Too long"}},
+		{"message not UTF-8 that fits once encoded", []any{condition("Ready", map[string]any{"message": strings.Repeat("\xc3", 10922)})}, nil},
 		// Found with FuzzSetCondition's oracle: ValidateCondition allows a
 		// 317-byte type (253-byte prefix, "/", 63-byte name), the schema of
 		// metav1.Condition in a CRD 316 bytes.

@@ -43,6 +43,12 @@ func TestSetCondition(t *testing.T) {
 		{"lastTransitionTime past year 9999", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up",
 			LastTransitionTime: metav1.NewTime(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))}, "lastTransitionTime", ltNone, 0},
 		{"message too long", metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Up", Message: strings.Repeat("x", 32769)}, "message", ltNone, 0},
+		// Found by FuzzSetCondition (testdata/fuzz/FuzzSetCondition/d635277031fa8778):
+		// JSON carries each byte that is not UTF-8 as U+FFFD, three bytes.
+		{"message not UTF-8, too long once encoded", metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Up",
+			Message: strings.Repeat("\xc3", 10923)}, "message", ltNone, 0},
+		{"message not UTF-8 that fits once encoded", metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Up",
+			Message: strings.Repeat("\xc3", 10922)}, "", ltNow, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conds := []metav1ac.ConditionApplyConfiguration{*metav1ac.Condition().WithType("Other").WithStatus(metav1.ConditionTrue)}

@@ -64,9 +64,10 @@ func FuzzValidateFieldManager(f *testing.F) {
 //     metav1.Condition (what a typed reader does) and passes Apply's own
 //     check of unstructured conditions, so that SetCondition never lets
 //     through what Apply or the API server refuses;
-//   - a refused condition is refused by metav1validation.ValidateCondition
-//     or by the Widget CRD's validation, or cannot be encoded as JSON the API
-//     server reads: the check accepts what both accept.
+//   - a refused condition, as the API server reads it, is refused by
+//     metav1validation.ValidateCondition or by the Widget CRD's validation,
+//     or cannot be encoded as JSON the API server reads: the check accepts
+//     what both accept.
 func FuzzSetCondition(f *testing.F) {
 	f.Add("", uint8(0), "Ready", uint8(1), "True", "Up", uint8(1), "up", uint16(1), int64(3), int64(1767323045))
 	f.Add("example.com", uint8(1), "Synced", uint8(1), "False", "NotYet", uint8(1), "", uint16(0), int64(0), int64(0))
@@ -109,7 +110,7 @@ func FuzzSetCondition(f *testing.F) {
 			if cond.ObservedGeneration == 0 {
 				cond.ObservedGeneration = generation
 			}
-			if len(metav1validation.ValidateCondition(cond, field.NewPath("c"))) == 0 && encodable(cond.LastTransitionTime) &&
+			if read, ok := readBack(cond); ok && len(metav1validation.ValidateCondition(read, field.NewPath("c"))) == 0 &&
 				len(server.validateConditions(unstructuredConditions(t, []metav1.Condition{cond}))) == 0 {
 				t.Fatalf("SetCondition refused %+v (%v), which ValidateCondition and the API server accept", cond, err)
 			}
@@ -151,15 +152,13 @@ func unstructuredConditions(t *testing.T, conds []metav1.Condition) []any {
 	return items
 }
 
-// encodable reports whether a lastTransitionTime survives its JSON encoding
-// (metav1.Time prints RFC 3339, which has four-digit years only).
-func encodable(t metav1.Time) bool {
-	raw, err := json.Marshal(t)
-	if err != nil {
-		return false
-	}
-	var back metav1.Time
-	return json.Unmarshal(raw, &back) == nil
+// readBack returns c as the API server reads it from JSON (invalid UTF-8 as
+// U+FFFD), and false when c does not survive its encoding (metav1.Time prints
+// RFC 3339, which has four-digit years only).
+func readBack(c metav1.Condition) (metav1.Condition, bool) {
+	var back metav1.Condition
+	raw, err := json.Marshal(c)
+	return back, err == nil && json.Unmarshal(raw, &back) == nil
 }
 
 // FuzzConditionItems reads arbitrary JSON as an intent's status.conditions,
