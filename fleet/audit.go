@@ -102,6 +102,10 @@ type AuditReport struct {
 	// Unreadable are the objects whose managedFields did not decode; they
 	// count in Objects and nowhere else.
 	Unreadable []UnreadableObject `json:"unreadable"`
+	// StaleVersions are the API versions the CRD does not serve that some
+	// object's managedFields entries are still recorded in, one element per
+	// version. Empty when the CRD was not read.
+	StaleVersions []StaleVersionAudit `json:"staleVersions"`
 	// Verdict says what a migration plan must cover.
 	Verdict AuditVerdict `json:"verdict"`
 }
@@ -191,6 +195,25 @@ type SchemaFinding struct {
 	Message  string `json:"message"`
 }
 
+// StaleVersionAudit is an API version the CRD does not serve that entries
+// are recorded in.
+type StaleVersionAudit struct {
+	APIVersion string `json:"apiVersion"`
+	// Reason is "removed" (the CRD no longer lists it) or "not served".
+	Reason string `json:"reason"`
+	// ApplyError is what every server-side apply to such an object gets,
+	// for a removed version; empty for one not served.
+	ApplyError string `json:"applyError,omitempty"`
+	// Managers are the names of the entries recorded in it, sorted.
+	Managers []string `json:"managers"`
+	// Objects counts the objects carrying such entries, and Examples names
+	// the first few.
+	ObjectGroup `json:",inline"`
+	// Untranslatable counts the objects on which some of those entries'
+	// fields do not translate to the storage version.
+	Untranslatable int `json:"untranslatable,omitempty"`
+}
+
 // UnreadableObject is an object whose managedFields did not decode.
 type UnreadableObject struct {
 	Object string `json:"object"`
@@ -211,13 +234,17 @@ type UnreadableObject struct {
 // handing a field to a manager that does not apply it would make that
 // manager's next apply delete it.
 type AuditVerdict struct {
-	// MigrationNeeded says legacy ownership exists: legacy writers,
-	// before-first-apply entries, or untracked objects.
+	// MigrationNeeded says legacy ownership exists (legacy writers,
+	// before-first-apply entries, or untracked objects), or entries recorded
+	// in versions the CRD does not serve.
 	MigrationNeeded bool `json:"migrationNeeded"`
 	// Conditions, Managers and ReleaseShared are the Plan's fields.
 	Conditions    map[string]string `json:"conditions,omitempty"`
 	Managers      map[string]string `json:"managers,omitempty"`
 	ReleaseShared bool              `json:"releaseShared"`
+	// StaleVersions is Plan.RewriteStaleVersions: entries recorded in
+	// versions the CRD does not serve all translate to the storage version.
+	StaleVersions bool `json:"staleVersions,omitempty"`
 	// Flags are Plan().MigrateFlags(): empty when nothing can be migrated
 	// yet.
 	Flags []string `json:"flags"`
@@ -235,15 +262,19 @@ type AuditVerdict struct {
 // Plan returns the verdict's migration plan; it is invalid (Validate) when
 // Flags is empty.
 func (v AuditVerdict) Plan() Plan {
-	return Plan{Conditions: v.Conditions, Managers: v.Managers, ReleaseShared: v.ReleaseShared}
+	return Plan{Conditions: v.Conditions, Managers: v.Managers, ReleaseShared: v.ReleaseShared,
+		RewriteStaleVersions: v.StaleVersions}
 }
 
 // HasFindings reports whether the audit found something a migration
-// campaign must still act on: legacy ownership (Verdict.MigrationNeeded),
-// active legacy writers, unreadable objects, or an error finding in the
-// schema. Apply managers sharing a field among themselves is not a finding.
+// campaign must still act on: legacy ownership (Verdict.MigrationNeeded,
+// before-first-apply and writers owning an atomic list whole through a
+// served version included), entries recorded in versions the CRD does not
+// serve, active legacy writers, unreadable objects, or an error finding in
+// the schema. Apply managers sharing a field among themselves is not a
+// finding.
 func (r *AuditReport) HasFindings() bool {
-	return r.Verdict.MigrationNeeded || len(r.ActiveLegacyWriters) > 0 || len(r.Unreadable) > 0 ||
+	return r.Verdict.MigrationNeeded || len(r.StaleVersions) > 0 || len(r.ActiveLegacyWriters) > 0 || len(r.Unreadable) > 0 ||
 		slices.ContainsFunc(r.Schema.Findings, func(f SchemaFinding) bool { return f.Severity == string(SeverityError) })
 }
 
@@ -391,6 +422,29 @@ type auditor struct {
 	// declaredConditions and declaredFields map a condition type or field
 	// path to the writers AuditOptions.Writers declares for it.
 	declaredConditions, declaredFields map[string]sets.Set[string]
+
+	// versions is the CRD's versions, nil when it was not given or not
+	// readable (versionsErr says why).
+	versions    *Versions
+	versionsErr error
+	// stale tallies entries in versions the CRD does not serve, by
+	// version.
+	stale map[string]*staleTally
+	// legacyVersions maps a condition type or a legacy manager's field
+	// ("manager\x00path") to the versions the legacy entries holding it
+	// are recorded in; applyVersions an apply manager to the versions of
+	// its status entries; paths a field's string to its path.
+	legacyVersions map[string]sets.Set[string]
+	applyVersions  map[string]sets.Set[string]
+	paths          map[string]fieldpath.Path
+}
+
+// staleTally accumulates one StaleVersionAudit.
+type staleTally struct {
+	reason         string
+	managers       sets.Set[string]
+	objects        ObjectGroup
+	untranslatable int
 }
 
 func newAuditor(opts AuditOptions) *auditor {
@@ -415,6 +469,14 @@ func newAuditor(opts AuditOptions) *auditor {
 		seenFields:         sets.New[string](),
 		declaredConditions: map[string]sets.Set[string]{},
 		declaredFields:     map[string]sets.Set[string]{},
+
+		stale:          map[string]*staleTally{},
+		legacyVersions: map[string]sets.Set[string]{},
+		applyVersions:  map[string]sets.Set[string]{},
+		paths:          map[string]fieldpath.Path{},
+	}
+	if opts.CRD != nil {
+		a.versions, a.versionsErr = VersionsOf(opts.CRD)
 	}
 	for manager, writes := range opts.Writers {
 		for _, w := range writes {
@@ -481,6 +543,10 @@ func (a *auditor) add(obj metav1.Object) {
 	seen := map[managerKey]bool{}
 	legacyHere := map[string]bool{}
 	hasFirst := false
+	content := contentOf(obj)
+	if a.versions != nil {
+		a.addStale(ref, a.versions.StaleEntries(o, content))
+	}
 	for _, e := range o.Entries {
 		k := managerKey{e.Manager, string(e.Operation), e.Subresource, e.APIVersion}
 		t := a.managers[k]
@@ -503,6 +569,7 @@ func (a *auditor) add(obj metav1.Object) {
 		var fields []string
 		for _, p := range o.OtherStatusFields(e) {
 			fields = append(fields, p.String())
+			a.paths[p.String()] = p
 		}
 		for _, c := range types {
 			t.conditions[c]++
@@ -514,12 +581,20 @@ func (a *auditor) add(obj metav1.Object) {
 		a.seenFields.Insert(fields...)
 		if o.OwnsWholeConditionsList(e) {
 			t.wholeList++
+			// An atomic list owned whole holds every condition in it: what
+			// a migration hands over per type (Versions.Translate expands
+			// it into the items of a version where it is a map list).
+			types = sets.List(sets.New(types...).Insert(statusConditionTypesOf(content)...))
+			a.seenConditions.Insert(types...)
 		}
 		hasFirst = hasFirst || e.Manager == ownership.BeforeFirstApplyManager
 		legacyHere[e.Manager] = legacyHere[e.Manager] || t.legacy
 		switch {
 		case e.Operation == metav1.ManagedFieldsOperationApply:
 			a.applyNames.Insert(e.Manager)
+			if e.Subresource == ownership.StatusSubresource {
+				addTo(a.applyVersions, e.Manager, e.APIVersion)
+			}
 			for _, c := range types {
 				addTo(a.applyConditions, c, e.Manager)
 			}
@@ -532,9 +607,11 @@ func (a *auditor) add(obj metav1.Object) {
 			a.legacyNames.Insert(e.Manager)
 			for _, c := range types {
 				addTo(a.legacyConditions, c, e.Manager)
+				addTo(a.legacyVersions, c, e.APIVersion)
 			}
 			for _, f := range fields {
 				addTo(a.legacyFields, e.Manager, f)
+				addTo(a.legacyVersions, e.Manager+"\x00"+f, e.APIVersion)
 			}
 			if e.Manager != ownership.BeforeFirstApplyManager && !e.Time.IsZero() && !e.Time.Before(a.since) {
 				ak := activeKey{e.Manager, e.Subresource}
@@ -583,6 +660,18 @@ func (a *auditor) report() *AuditReport {
 		SharedFields:        []SharedFieldAudit{},
 		Schema:              a.schema(),
 		Unreadable:          a.unreadable,
+		StaleVersions:       []StaleVersionAudit{},
+	}
+	for _, version := range slices.Sorted(maps.Keys(a.stale)) {
+		t := a.stale[version]
+		sv := StaleVersionAudit{
+			APIVersion: version, Reason: t.reason, Managers: sets.List(t.managers),
+			ObjectGroup: t.objects, Untranslatable: t.untranslatable,
+		}
+		if t.reason == StaleRemoved {
+			sv.ApplyError = ApplyError
+		}
+		r.StaleVersions = append(r.StaleVersions, sv)
 	}
 	keys := slices.SortedFunc(maps.Keys(a.managers), func(x, y managerKey) int {
 		return strings.Compare(x.manager+"\x00"+x.operation+"\x00"+x.subresource+"\x00"+x.apiVersion,
@@ -691,7 +780,12 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 			}
 		}
 	}
+	v.StaleVersions = a.staleVerdict(&v, r)
 	if a.legacyNames.Len() == 0 {
+		v.MigrationNeeded = len(r.StaleVersions) > 0
+		if p := v.Plan(); v.StaleVersions && p.Validate() == nil {
+			v.Flags = p.MigrateFlags()
+		}
 		return v
 	}
 	v.MigrationNeeded = true
@@ -727,6 +821,10 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 		holders, appliers := a.legacyConditions[t], applyConditions[t]
 		switch to := sets.List(destinations(appliers, "")); {
 		case len(to) == 1:
+			if msg := a.crossVersions("condition "+t, t, ownership.ConditionPath(t), to[0], &v); msg != "" {
+				v.Unresolved = append(v.Unresolved, msg)
+				continue
+			}
 			conditions[t] = to[0]
 		case len(to) > 1:
 			v.Unresolved = append(v.Unresolved, fmt.Sprintf(
@@ -771,7 +869,22 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 			continue
 		}
 		if common.Len() == 1 {
-			managers[l] = sets.List(common)[0]
+			to := sets.List(common)[0]
+			var refused []string
+			for _, item := range rest {
+				key, path := l+"\x00"+item, a.paths[item]
+				if t, ok := strings.CutPrefix(item, "condition "); ok {
+					key, path = t, ownership.ConditionPath(t)
+				}
+				if msg := a.crossVersions(l+" keeps "+item, key, path, to, &v); msg != "" {
+					refused = append(refused, msg)
+				}
+			}
+			if len(refused) == 0 {
+				managers[l] = to
+				continue
+			}
+			v.Unresolved = append(v.Unresolved, refused...)
 			continue
 		}
 		v.Unresolved = append(v.Unresolved, fmt.Sprintf(
@@ -899,4 +1012,95 @@ func IsKubernetesComponent(manager string) bool {
 		return true
 	}
 	return false
+}
+
+// addStale tallies the stale entries of one object.
+func (a *auditor) addStale(ref ownership.ObjectRef, stale []StaleEntry) {
+	counted := map[string]bool{}
+	untranslatable := map[string]bool{}
+	for _, se := range stale {
+		v := se.Entry.APIVersion
+		t := a.stale[v]
+		if t == nil {
+			t = &staleTally{reason: se.Reason, managers: sets.New[string](), objects: ObjectGroup{Examples: []string{}}}
+			a.stale[v] = t
+		}
+		t.managers.Insert(se.Entry.Manager)
+		if !counted[v] {
+			counted[v] = true
+			a.note(&t.objects, ref)
+		}
+		if !se.Untranslatable.Empty() && !untranslatable[v] {
+			untranslatable[v] = true
+			t.untranslatable++
+		}
+	}
+}
+
+// staleVerdict adds to v what the stale versions ask for, and reports
+// whether migrate --stale-versions can rewrite them all.
+func (a *auditor) staleVerdict(v *AuditVerdict, r *AuditReport) bool {
+	if a.versionsErr != nil {
+		v.Notes = append(v.Notes, "API versions not checked: "+a.versionsErr.Error())
+	}
+	if len(r.StaleVersions) == 0 {
+		return false
+	}
+	ok := true
+	storage := a.versions.StorageAPIVersion()
+	for _, sv := range r.StaleVersions {
+		what := fmt.Sprintf("%s hold entries of %s recorded in %s, which %s does not serve", countOf(sv.Objects),
+			strings.Join(sv.Managers, ", "), sv.APIVersion, a.versions.CRD())
+		if sv.Reason == StaleRemoved {
+			what += fmt.Sprintf(" any more: every server-side apply to them fails with %q", ApplyError)
+		} else {
+			what += ": applies work until it is removed from the CRD, then fail"
+		}
+		if sv.Untranslatable > 0 {
+			ok = false
+			v.Unresolved = append(v.Unresolved, fmt.Sprintf(
+				"%s; on %s some of those fields do not translate to the storage version %s: have their "+
+					"writers write them through %s, or give --stale-versions --drop-untranslatable to drop them "+
+					"(their owners lose them)", what, countOf(sv.Untranslatable), storage, storage))
+			continue
+		}
+		v.Notes = append(v.Notes, fmt.Sprintf("%s; --stale-versions rewrites them to the storage version %s, "+
+			"keeping every owner", what, storage))
+	}
+	return ok
+}
+
+// crossVersions returns why handing item (key in legacyVersions, at path)
+// to manager to cannot be inferred across API versions, or "" when every
+// legacy version holding it is to's or translates to it; a move that
+// crosses versions is noted in v. A version the CRD does not serve counts
+// as the storage version, where --stale-versions rewrites it first.
+func (a *auditor) crossVersions(item, key string, path fieldpath.Path, to string, v *AuditVerdict) string {
+	dest := a.applyVersions[to]
+	if dest.Len() == 0 {
+		return ""
+	}
+	for _, from := range sets.List(a.legacyVersions[key]) {
+		if a.versions != nil && a.versions.Staleness(from) != "" {
+			from = a.versions.StorageAPIVersion()
+		}
+		for _, b := range sets.List(dest) {
+			switch {
+			case from == b:
+			case a.versions == nil:
+				return fmt.Sprintf("%s: recorded in %s, while %s applies through %s; the CRD's versions are "+
+					"needed to translate it (%s)", item, from, to, b, a.opts.SchemaUnavailable)
+			case a.versions.Translates(path, from, b) || len(path) > 2 && a.versions.expands(ownership.ConditionsPath(), from, b):
+				note := fmt.Sprintf("%s: recorded in %s, handed to %s in %s, where it has the same paths", item, from, to, b)
+				if !slices.Contains(v.Notes, note) {
+					v.Notes = append(v.Notes, note)
+				}
+			default:
+				return fmt.Sprintf("%s: recorded in %s, while %s applies through %s, where it is not at the same "+
+					"paths: hand it to a writer that applies through %s, or have its writer write it through %s first",
+					item, from, to, b, from, b)
+			}
+		}
+	}
+	return ""
 }

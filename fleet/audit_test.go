@@ -138,6 +138,7 @@ func TestAuditSummary(t *testing.T) {
 		BeforeFirstApply: ObjectGroup{Objects: 1, Examples: []string{"Widget ns/w3"}},
 		Schema:           SchemaAudit{Unavailable: "no CustomResourceDefinition given", Findings: []SchemaFinding{}},
 		Unreadable:       []UnreadableObject{},
+		StaleVersions:    []StaleVersionAudit{},
 		Verdict: AuditVerdict{
 			MigrationNeeded: true,
 			Conditions:      map[string]string{"A": "wa", "B": "wb"},

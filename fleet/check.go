@@ -34,7 +34,8 @@ import (
 //     some object, except a legacy manager handed to its own name (the usual
 //     csaupgrade move of one controller from Update to Apply).
 //
-// An object without managedFields counts as held by before-first-apply, the
+// An entry owning an atomic conditions list whole holds every condition type
+// in it. An object without managedFields counts as held by before-first-apply, the
 // manager the API server will attribute its status to when it is seeded.
 // So that running a finished migration again stays a no-op, a source that
 // is gone (or, for a manager handed to its own name, that applies) while no
@@ -104,6 +105,12 @@ func CheckPlan[T metav1.Object](plan Plan, objs []T, opts ...CheckOption) error 
 			perObject[e.Manager] = perObject[e.Manager] || e.Legacy()
 			for _, t := range e.ConditionTypes() {
 				holds(t, e.Manager, e.Legacy())
+			}
+			if o.OwnsWholeConditionsList(e) {
+				// An atomic list owned whole: every condition in it.
+				for _, t := range statusConditionTypes(obj) {
+					holds(t, e.Manager, e.Legacy())
+				}
 			}
 			if e.Legacy() && !IsKubernetesComponent(e.Manager) && !e.StatusFields().Empty() {
 				holdsStatus[e.Manager] = true

@@ -21,7 +21,14 @@ var ErrOrphanedFields = errors.New("the migration would leave fields without an 
 // (see CheckPlan). It wraps ErrInvalidPlan.
 var ErrPlanMismatch = fmt.Errorf("%w: it does not match the objects", ErrInvalidPlan)
 
-// ErrAPIVersionMismatch reports legacy fields to be merged into an apply
-// manager's entry recorded in another API version: field sets of two
-// versions cannot simply be unioned. Apply once in the legacy version first.
+// ErrAPIVersionMismatch reports fields to be moved between entries recorded
+// in different API versions without the CRD's versions to translate them
+// (Plan.Versions), or to destinations applying through several versions at
+// once: field sets of two versions cannot simply be unioned.
 var ErrAPIVersionMismatch = errors.New("apply entry in another API version")
+
+// ErrUntranslatable reports fields a migration would have to move from one
+// API version to another where the CRD's versions do not give them the same
+// paths (see Versions.Translate). It wraps ErrAPIVersionMismatch. Nothing is
+// written; the error names the fields and what to do.
+var ErrUntranslatable = fmt.Errorf("%w: fields do not translate", ErrAPIVersionMismatch)

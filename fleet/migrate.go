@@ -38,6 +38,7 @@ type Migrator struct {
 	seedManager string
 	progress    func(Progress)
 	now         func() time.Time
+	versions    map[schema.GroupKind]*Versions
 }
 
 // Option tunes a Migrator.
@@ -74,6 +75,13 @@ func WithProgress(f func(Progress)) Option {
 // reproducible output.
 func WithClock(now func() time.Time) Option {
 	return func(m *Migrator) { m.now = now }
+}
+
+// WithVersions gives the Migrator each kind's CRD versions (VersionsOf),
+// which it uses as Plan.Versions for objects of that kind when the plan
+// carries none: a Migrator can then run one plan over several kinds.
+func WithVersions(byKind map[schema.GroupKind]*Versions) Option {
+	return func(m *Migrator) { m.versions = byKind }
 }
 
 // NewMigrator returns a Migrator for plan. c must read from the API server,
@@ -221,7 +229,11 @@ func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.Gr
 		return nil, err
 	}
 	res.Before, res.After = before, before
-	entries, changed, err := m.plan.Rewrite(cur, m.now())
+	plan := m.plan
+	if plan.Versions == nil {
+		plan.Versions = m.versions[gvk.GroupKind()]
+	}
+	entries, changed, err := plan.Rewrite(cur, m.now())
 	if err != nil {
 		return nil, err
 	}

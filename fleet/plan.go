@@ -55,6 +55,32 @@ type Plan struct {
 	// Legacy entries are released in a fixed order, before-first-apply first,
 	// so that of two legacy owners of one field the named writer keeps it.
 	ReleaseShared bool
+
+	// RewriteStaleVersions rewrites every entry recorded in an API version
+	// the CRD does not serve (removed from it, or listed with served:
+	// false) to the storage version, keeping its manager, operation and
+	// subresource: an entry in a removed version makes every server-side
+	// apply to the object fail. Each field set is translated
+	// (Versions.Translate); fields that do not translate make Rewrite fail
+	// with ErrUntranslatable, unless DropUntranslatable. It needs Versions.
+	RewriteStaleVersions bool
+
+	// DropUntranslatable lets RewriteStaleVersions drop the fields of a
+	// stale entry that do not translate to the storage version, rather than
+	// refusing the object: those fields lose that owner (an entry left with
+	// nothing is dropped). Nothing else is ever dropped.
+	DropUntranslatable bool
+
+	// Versions is the kind's CRD versions (VersionsOf). With it, fields
+	// move between entries recorded in different API versions where they
+	// translate: a legacy entry the plan takes fields from is first
+	// brought to the version its destination applies through (the storage
+	// version for a destination that does not apply yet, when the legacy
+	// entry's version is stale or its conditions list atomic), and fields
+	// that do not translate fail with ErrUntranslatable. Without it such a
+	// move fails with ErrAPIVersionMismatch. It is not part of the plan's
+	// flags.
+	Versions *Versions
 }
 
 // Validate returns an error wrapping ErrInvalidPlan when the plan has nothing
@@ -64,8 +90,11 @@ type Plan struct {
 // early.
 func (p Plan) Validate() error {
 	var errs []error
-	if len(p.Conditions) == 0 && len(p.Managers) == 0 && !p.ReleaseShared {
-		errs = append(errs, errors.New("nothing to do: no conditions, no managers, no release"))
+	if len(p.Conditions) == 0 && len(p.Managers) == 0 && !p.ReleaseShared && !p.RewriteStaleVersions {
+		errs = append(errs, errors.New("nothing to do: no conditions, no managers, no release, no stale versions"))
+	}
+	if p.DropUntranslatable && !p.RewriteStaleVersions {
+		errs = append(errs, errors.New("dropping untranslatable fields applies to rewriting stale versions only"))
 	}
 	for t, m := range p.Conditions {
 		if t == "" || m == "" {
@@ -114,19 +143,35 @@ func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsE
 	if len(original) == 0 {
 		return fail(ownership.ErrNoManagedFields)
 	}
-	entries, err := p.moveConditions(original, now)
-	if err != nil {
+	if p.RewriteStaleVersions && p.Versions == nil {
+		return fail(fmt.Errorf("%w: rewriting stale versions needs the CRD's versions", ErrInvalidPlan))
+	}
+	content := contentOf(obj)
+	entries := slices.Clone(original)
+	var err error
+	if p.RewriteStaleVersions {
+		if entries, err = p.rewriteStale(entries, content); err != nil {
+			return fail(err)
+		}
+	}
+	if entries, err = p.alignVersions(entries, content); err != nil {
+		return fail(err)
+	}
+	// What the moves must keep owned: the entries as translated (a stale
+	// rewrite that dropped untranslatable fields did so on request).
+	baseline := entries
+	if entries, err = p.moveConditions(entries, now); err != nil {
 		return fail(err)
 	}
 	if entries, err = p.upgradeManagers(obj, entries, now); err != nil {
 		return fail(err)
 	}
 	if p.ReleaseShared {
-		if entries, err = releaseShared(entries); err != nil {
+		if entries, err = releaseShared(entries, p.Versions, content); err != nil {
 			return fail(err)
 		}
 	}
-	if err := checkNoneOrphaned(original, entries); err != nil {
+	if err := checkNoneOrphaned(baseline, entries, p.Versions, content); err != nil {
 		return fail(err)
 	}
 	same, err := sameOwnership(original, entries)
@@ -306,10 +351,11 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 }
 
 // releaseShared drops from each legacy entry, before-first-apply first, the
-// status fields that some other entry owns at or below the same path. Each
-// entry is judged against the entries as already released, so a field two
-// legacy entries share keeps one of them.
-func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry, error) {
+// status fields that some other entry owns at or below the same path, read
+// in the legacy entry's API version (an entry of another version counts for
+// what translates). Each entry is judged against the entries as already
+// released, so a field two legacy entries share keeps one of them.
+func releaseShared(mfs []metav1.ManagedFieldsEntry, versions *Versions, content map[string]any) ([]metav1.ManagedFieldsEntry, error) {
 	ds, err := decodeAll(mfs)
 	if err != nil {
 		return nil, err
@@ -333,9 +379,15 @@ func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry
 	})
 	for _, i := range legacy {
 		release := fieldpath.NewSet()
+		others := make([]*fieldpath.Set, 0, len(ds))
+		for j := range ds {
+			if j != i {
+				others = append(others, inVersion(ds[j].entry, ds[i].entry.APIVersion, versions, content))
+			}
+		}
 		ds[i].entry.StatusFields().Iterate(func(p fieldpath.Path) {
-			for j := range ds {
-				if j != i && !ownership.Subtree(ds[j].entry.Fields, p).Empty() {
+			for _, o := range others {
+				if !ownership.Subtree(o, p).Empty() {
 					release.Insert(p)
 					return
 				}
@@ -348,11 +400,13 @@ func releaseShared(mfs []metav1.ManagedFieldsEntry) ([]metav1.ManagedFieldsEntry
 
 // checkNoneOrphaned returns an error wrapping ErrOrphanedFields when a field
 // owned before a rewrite has no owner after it. A field counts as owned when
-// an entry owns it or anything below it: the API server keeps a list or
-// struct alive while any of its members has an owner. An unowned field is
-// not safe: when an apply manager removes the last field it owns in the same
+// an entry owns it or anything below it, read in the API version the field
+// was recorded in: entries of other versions count for what translates to
+// it (versions nil: nothing does). The API server keeps a list or struct
+// alive while any of its members has an owner. An unowned field is not
+// safe: when an apply manager removes the last field it owns in the same
 // list, the API server deletes the list whole, the unowned field with it.
-func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry) error {
+func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry, versions *Versions, content map[string]any) error {
 	db, err := decodeAll(before)
 	if err != nil {
 		return err
@@ -361,12 +415,17 @@ func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry) error {
 	if err != nil {
 		return err
 	}
-	owned := fieldpath.NewSet()
-	for _, d := range da {
-		owned = owned.Union(d.entry.Fields)
-	}
+	ownedIn := map[string]*fieldpath.Set{}
 	orphans := fieldpath.NewSet()
 	for _, d := range db {
+		owned, ok := ownedIn[d.entry.APIVersion]
+		if !ok {
+			owned = fieldpath.NewSet()
+			for _, a := range da {
+				owned = owned.Union(inVersion(a.entry, d.entry.APIVersion, versions, content))
+			}
+			ownedIn[d.entry.APIVersion] = owned
+		}
 		d.entry.Fields.Iterate(func(p fieldpath.Path) {
 			if ownership.Subtree(owned, p).Empty() {
 				orphans.Insert(p)
@@ -377,6 +436,19 @@ func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry) error {
 		return nil
 	}
 	return fmt.Errorf("%w: %s", ErrOrphanedFields, orphans.String())
+}
+
+// inVersion is e's field set read in apiVersion: as it is in its own
+// version, translated from another (versions nil: empty).
+func inVersion(e ownership.Entry, apiVersion string, versions *Versions, content map[string]any) *fieldpath.Set {
+	if e.APIVersion == apiVersion {
+		return e.Fields
+	}
+	if versions == nil {
+		return fieldpath.NewSet()
+	}
+	tr, _ := versions.Translate(e.Fields, e.APIVersion, apiVersion, content)
+	return tr
 }
 
 // sameOwnership reports whether two managedFields lists give the same
@@ -414,7 +486,8 @@ func deepCopy[T runtime.Object](obj T) T {
 
 // MigrateFlags spells the plan as the flags of the statusapply migrate
 // command, in a fixed order: --condition TYPE=MANAGER by type, then --from
-// LEGACY=MANAGER by legacy manager, then --release-shared. Each flag and
+// LEGACY=MANAGER by legacy manager, then --release-shared, --stale-versions
+// and --drop-untranslatable. Each flag and
 // its value are separate elements, ready for exec or a shell (names with
 // shell metacharacters need quoting; see strconv.Quote). The command's own
 // parser turns them back into p.
@@ -428,6 +501,12 @@ func (p Plan) MigrateFlags() []string {
 	}
 	if p.ReleaseShared {
 		out = append(out, "--release-shared")
+	}
+	if p.RewriteStaleVersions {
+		out = append(out, "--stale-versions")
+	}
+	if p.DropUntranslatable {
+		out = append(out, "--drop-untranslatable")
 	}
 	return out
 }

@@ -357,12 +357,15 @@ func ownsBelow(s *fieldpath.Set, p fieldpath.Path) bool {
 
 // OtherStatusFields lists, sorted by path, the status fields outside
 // .status.conditions that e (an entry of o) owns: leaves of its field set,
-// never .status itself nor a container whose members some entry owns.
+// never .status itself nor a container whose members some entry recorded in
+// e's API version owns. Entries of other versions do not count: a field set
+// is read with the schema of its own version, where the same path can be an
+// atomic value (see OwnsWholeConditionsList).
 func (o *Ownership) OtherStatusFields(e Entry) []fieldpath.Path {
 	var out []fieldpath.Path
 	conditions := ConditionsPath()
 	e.StatusFields().Leaves().Iterate(func(p fieldpath.Path) {
-		if len(p) < 2 || hasPrefix(p, conditions) || o.IsContainer(p) {
+		if len(p) < 2 || hasPrefix(p, conditions) || o.isContainerIn(p, e.APIVersion) {
 			return
 		}
 		out = append(out, p.Copy())
@@ -372,11 +375,26 @@ func (o *Ownership) OtherStatusFields(e Entry) []fieldpath.Path {
 }
 
 // OwnsWholeConditionsList reports whether e owns .status.conditions as one
-// value: the list is atomic in the CRD schema. When some entry of o owns
-// conditions by type, the list is a map-list and owning it means owning an
-// empty container, not the whole list.
+// value: the list is atomic in the schema of e's API version. When some
+// entry of o recorded in the same version owns conditions by type, the list
+// is a map-list there and owning it means owning an empty container, not the
+// whole list. Entries of other versions do not decide it: a CRD can serve a
+// version whose conditions are atomic beside one whose conditions are a map
+// list (Cluster API's Machine v1beta1 and v1beta2), and a writer through the
+// atomic one owns the whole list even while others own items through the
+// other.
 func (o *Ownership) OwnsWholeConditionsList(e Entry) bool {
-	return !o.IsContainer(ConditionsPath()) && e.Owns(ConditionsPath())
+	return !o.isContainerIn(ConditionsPath(), e.APIVersion) && e.Owns(ConditionsPath())
+}
+
+// isContainerIn is IsContainer among the entries recorded in apiVersion.
+func (o *Ownership) isContainerIn(p fieldpath.Path, apiVersion string) bool {
+	for _, e := range o.Entries {
+		if e.APIVersion == apiVersion && ownsBelow(e.Fields, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // hasPrefix reports whether p is prefix or lies below it.

@@ -42,10 +42,19 @@ It reports, across the objects:
   - status fields owned by more than one manager, with the managers;
   - atomic lists and maps in the kind's CRD schema (as lint does); a CRD that
     cannot be read is reported, not an error;
+  - entries recorded in API versions the CRD no longer serves: once a version
+    is removed from the CRD, every server-side apply to an object with an
+    entry in it fails ("request to convert CR to an invalid group/version");
+    "migrate --stale-versions" rewrites them to the storage version;
+  - writers owning an atomic list whole through a served version (such as a
+    deprecated version without list markers): each condition in the list
+    counts as theirs;
   - the verdict: the "migrate" flags that hand the legacy ownership to the
     apply managers already writing the same fields, and what is left to
     decide. Destinations are never guessed: a field nobody applies yet is
-    listed as unresolved.
+    listed as unresolved. Fields moving to a manager that applies through
+    another API version are proposed only where the CRD gives them the same
+    paths in both (and noted); every command proposed is one migrate accepts.
 
 --writer MANAGER=TYPE[,TYPE...] (repeatable) names a new status writer and
 the condition types it writes from now on (status fields as paths, such as
@@ -62,8 +71,9 @@ as a StatusAudit (cli.statusapply.io/v1alpha1): the fields of
 fleet.AuditReport, plus resource and migrateCommand.
 
 Exit codes: 0 done; 1 with --exit-code, when the audit has findings (legacy
-ownership left to migrate, active legacy writers, unreadable managedFields,
-or an atomic conditions list); 2 usage errors and every other error.`
+ownership left to migrate, before-first-apply included, entries in versions
+the CRD no longer serves, active legacy writers, unreadable managedFields, or
+an atomic conditions list); 2 usage errors and every other error.`
 
 const auditExample = `  statusapply audit widgets -A
   statusapply audit widgets -n shop --window 1h -o yaml
@@ -176,7 +186,8 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 		"MANAGER=TYPE[,TYPE...]: a new status writer and the condition types (or .status. fields) it writes from now on, "+
 			"for the verdict to hand them to it (repeatable)")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false,
-		"exit 1 when the audit has findings: legacy ownership, active legacy writers, unreadable objects, an atomic conditions list")
+		"exit 1 when the audit has findings: legacy ownership, entries in versions no longer served, active legacy writers, "+
+			"unreadable objects, an atomic conditions list")
 	return cmd
 }
 
@@ -404,6 +415,17 @@ func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutpu
 	group("with "+ownership.BeforeFirstApplyManager, r.BeforeFirstApply)
 	for _, u := range r.Unreadable {
 		fmt.Fprintf(stderr, "unreadable: %s: %s\n", u.Object, u.Error)
+	}
+	for _, sv := range r.StaleVersions {
+		fmt.Fprintf(stderr, "stale version: %s (%s): entries of %s on %s", sv.APIVersion, sv.Reason,
+			strings.Join(sv.Managers, ", "), plural(sv.Objects, "object", "objects"))
+		if len(sv.Examples) > 0 {
+			fmt.Fprintf(stderr, ", such as %s", strings.Join(sv.Examples, ", "))
+		}
+		if sv.ApplyError != "" {
+			fmt.Fprintf(stderr, "; every server-side apply to them fails: %s", sv.ApplyError)
+		}
+		fmt.Fprintln(stderr)
 	}
 
 	v := r.Verdict

@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,6 +33,20 @@ remove its own conditions without conflicts and without forcing.
   --release-shared           legacy writers give up the status fields another
                              manager also owns after the moves; a field only a
                              legacy writer holds keeps it as its owner
+  --stale-versions           rewrite every entry recorded in an API version the
+                             CRD no longer serves to the storage version,
+                             keeping its owner: with such an entry every
+                             server-side apply to the object fails; fields that
+                             do not translate refuse the object, unless
+                             --drop-untranslatable drops them
+
+Fields recorded in one API version move to a manager applying through another
+where the CRD gives them the same paths (conversion None, or identical
+schemas): a legacy entry is first translated to its destination's version. An
+atomic list owned whole through one version is, in a version where it is a
+map list, every item it holds. Fields that do not translate refuse the object,
+naming them and what to do; nothing is ever dropped but by
+--drop-untranslatable.
 
 Only managedFields are rewritten, guarded by the object's resourceVersion;
 objects that change meanwhile are read again and retried. An object without
@@ -74,6 +89,8 @@ const migrateExample = `  # see what would change
   statusapply migrate widgets -A --from legacy-controller=readiness --apply --concurrency 8 -o wide
   # hand a legacy writer to a field manager that has not applied yet
   statusapply migrate widgets -A --from legacy-controller=readiness --new-destination readiness --apply
+  # rewrite entries recorded in versions the CRD no longer serves, keeping every owner
+  statusapply migrate machines -A --stale-versions --apply
   # in CI: fail while something is left to migrate
   statusapply migrate widgets -A --from legacy-controller=readiness --exit-code -o name`
 
@@ -147,11 +164,15 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			versions, err := kindVersions(cmd.Context(), cluster, c, s.targets())
+			if err != nil && plan.RewriteStaleVersions {
+				return withExitCode(exitUsage, fmt.Errorf("--stale-versions: %w", err))
+			}
 			progress := newProgressPrinter(stderr)
 			if !cmd.Flags().Changed("progress") {
 				mf.progress = progress.terminal && !s.Named
 			}
-			return runMigration(cmd, c, plan, s, mf, out, progress)
+			return runMigration(cmd, c, plan, versions, s, mf, out, progress)
 		},
 	}
 	sel.addFlags(cmd)
@@ -160,6 +181,10 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	f.StringArrayVar(&pf.from, "from", nil, "LEGACY=MANAGER: hand the legacy manager's status fields to the apply manager (repeatable)")
 	f.StringArrayVar(&pf.conditions, "condition", nil, "TYPE=MANAGER: hand condition TYPE from the legacy writers to the apply manager (repeatable)")
 	f.BoolVar(&pf.releaseShared, "release-shared", false, "legacy writers give up the status fields another manager also owns")
+	f.BoolVar(&pf.staleVersions, "stale-versions", false,
+		"rewrite entries recorded in API versions the CRD no longer serves to its storage version, keeping their owners")
+	f.BoolVar(&pf.dropUntranslatable, "drop-untranslatable", false,
+		"with --stale-versions, drop the fields of stale entries that do not translate to the storage version")
 	f.BoolVar(&mf.apply, "apply", false, "write the new ownership (the default is a dry run)")
 	f.BoolVar(&mf.exitCode, "exit-code", false,
 		"with a dry run, exit 1 when some object would change (as git diff --exit-code); refuse destinations that apply nowhere")
@@ -180,7 +205,8 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 // first object that fails because the API server cannot be reached stops
 // the run (unless --continue-on-error): the objects after it are not
 // attempted, rather than each failing the same way.
-func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selection, mf migrateFlags,
+func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions map[schema.GroupKind]*fleet.Versions,
+	s *selection, mf migrateFlags,
 	out *outputFlags, progress *progressPrinter) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
@@ -191,6 +217,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selec
 	m, err := fleet.NewMigrator(c, plan,
 		fleet.WithDryRun(!mf.apply),
 		fleet.WithAttempts(mf.attempts),
+		fleet.WithVersions(versions),
 		fleet.WithProgress(func(p fleet.Progress) {
 			if p.Err != nil && lost != nil && errors.Is(context.Cause(ctx), errStopped) && errors.Is(p.Err, context.Canceled) {
 				result.skip()
@@ -244,6 +271,38 @@ func connectionLost(err error) bool {
 	}
 	var opErr *net.OpError
 	return errors.As(err, &opErr) && opErr.Op == "dial"
+}
+
+// kindVersions reads the CRD versions of each kind among objs. A kind whose
+// CRD cannot be read is left out, and named in the error.
+func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
+	objs []*unstructured.Unstructured) (map[schema.GroupKind]*fleet.Versions, error) {
+	out := map[schema.GroupKind]*fleet.Versions{}
+	var errs []error
+	for _, obj := range objs {
+		gk := obj.GroupVersionKind().GroupKind()
+		if _, done := out[gk]; done {
+			continue
+		}
+		out[gk] = nil
+		mapping, err := c.RESTMapper().RESTMapping(gk)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", gk, err))
+			continue
+		}
+		crd, unavailable := kindCRD(ctx, cluster, mapping)
+		if crd == nil {
+			errs = append(errs, errors.New(unavailable))
+			continue
+		}
+		v, err := fleet.VersionsOf(crd)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out[gk] = v
+	}
+	return out, errors.Join(errs...)
 }
 
 // checkNewDestinationFlags refuses a --new-destination that is no

@@ -37,6 +37,10 @@ type planView struct {
 	Managers      map[string]string `json:"managers,omitempty"`
 	Conditions    map[string]string `json:"conditions,omitempty"`
 	ReleaseShared bool              `json:"releaseShared"`
+	// StaleVersions and DropUntranslatable are --stale-versions and
+	// --drop-untranslatable.
+	StaleVersions      bool `json:"staleVersions,omitempty"`
+	DropUntranslatable bool `json:"dropUntranslatable,omitempty"`
 }
 
 // migrateObjectView is one object's outcome.
@@ -74,8 +78,9 @@ func newMigrateOutput(plan fleet.Plan, dryRun bool) *migrateOutput {
 	return &migrateOutput{
 		typeMeta: documentType("MigrationList"),
 		DryRun:   dryRun,
-		Plan:     planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseShared: plan.ReleaseShared},
-		Items:    []migrateObjectView{},
+		Plan: planView{Managers: plan.Managers, Conditions: plan.Conditions, ReleaseShared: plan.ReleaseShared,
+			StaleVersions: plan.RewriteStaleVersions, DropUntranslatable: plan.DropUntranslatable},
+		Items: []migrateObjectView{},
 	}
 }
 

@@ -13,6 +13,10 @@ type planFlags struct {
 	from          []string
 	conditions    []string
 	releaseShared bool
+	// staleVersions and dropUntranslatable are Plan.RewriteStaleVersions
+	// and Plan.DropUntranslatable.
+	staleVersions      bool
+	dropUntranslatable bool
 }
 
 // plan builds and validates the fleet.Plan the flags describe.
@@ -25,11 +29,15 @@ func (f planFlags) plan() (fleet.Plan, error) {
 	if err != nil {
 		return fleet.Plan{}, err
 	}
-	if len(managers) == 0 && len(conditions) == 0 && !f.releaseShared {
+	if len(managers) == 0 && len(conditions) == 0 && !f.releaseShared && !f.staleVersions {
 		return fleet.Plan{}, errors.New(
-			"nothing to migrate: give --from LEGACY=MANAGER, --condition TYPE=MANAGER or --release-shared")
+			"nothing to migrate: give --from LEGACY=MANAGER, --condition TYPE=MANAGER, --release-shared or --stale-versions")
 	}
-	p := fleet.Plan{Managers: managers, Conditions: conditions, ReleaseShared: f.releaseShared}
+	if f.dropUntranslatable && !f.staleVersions {
+		return fleet.Plan{}, errors.New("--drop-untranslatable: only with --stale-versions")
+	}
+	p := fleet.Plan{Managers: managers, Conditions: conditions, ReleaseShared: f.releaseShared,
+		RewriteStaleVersions: f.staleVersions, DropUntranslatable: f.dropUntranslatable}
 	if err := p.Validate(); err != nil {
 		return fleet.Plan{}, err
 	}

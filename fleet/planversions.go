@@ -1,0 +1,228 @@
+package fleet
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// rewriteStale moves every entry recorded in a version the CRD does not
+// serve to the storage version (see Plan.RewriteStaleVersions).
+func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]any) ([]metav1.ManagedFieldsEntry, error) {
+	ds, err := decodeAll(mfs)
+	if err != nil {
+		return nil, err
+	}
+	storage := p.Versions.StorageAPIVersion()
+	var refused []string
+	for i := range ds {
+		e := &ds[i].entry
+		if p.Versions.Staleness(e.APIVersion) == "" {
+			continue
+		}
+		tr, untr := p.Versions.Translate(e.Fields, e.APIVersion, storage, content)
+		if !untr.Empty() && !p.DropUntranslatable {
+			refused = append(refused, fmt.Sprintf("%s recorded in %s: %s", e, e.APIVersion, untr))
+			continue
+		}
+		e.Fields, e.APIVersion, ds[i].raw.APIVersion = tr, storage, storage
+	}
+	if len(refused) > 0 {
+		return nil, fmt.Errorf("%w to the storage version %s: %s; nothing was written: those fields are not "+
+			"at the same paths in %s (a field removed or retyped, or a conversion webhook); give "+
+			"--drop-untranslatable (Plan.DropUntranslatable) to drop them, their owners losing them, once the "+
+			"writers that own them write them again through %s",
+			ErrUntranslatable, storage, strings.Join(refused, "; "), storage, storage)
+	}
+	return encodeAll(mergeDuplicates(ds))
+}
+
+// alignVersions brings each legacy entry the plan takes fields from to the
+// API version its destinations apply through (see Plan.Versions), so that
+// the moves that follow union field sets of one version.
+func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]any) ([]metav1.ManagedFieldsEntry, error) {
+	if len(p.Conditions) == 0 && len(p.Managers) == 0 {
+		return mfs, nil
+	}
+	ds, err := decodeAll(mfs)
+	if err != nil {
+		return nil, err
+	}
+	applyVersion := map[string]string{} // manager -> version of its status Apply entry
+	fromVersions := map[string]sets.Set[string]{}
+	for _, d := range ds {
+		e := d.entry
+		if e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == ownership.StatusSubresource {
+			applyVersion[e.Manager] = e.APIVersion
+		}
+		if e.Legacy() {
+			if _, ok := p.Managers[e.Manager]; ok {
+				addTo(fromVersions, e.Manager, e.APIVersion)
+			}
+		}
+	}
+	condTypes := sets.New(statusConditionTypesOf(content)...)
+	var errs []string
+	for i := range ds {
+		e := &ds[i].entry
+		if !e.Legacy() {
+			continue
+		}
+		dests := p.destinationsOf(*e, condTypes)
+		if dests.Len() == 0 {
+			continue
+		}
+		targets := sets.New[string]()
+		for _, d := range sets.List(dests) {
+			if v, ok := applyVersion[d]; ok {
+				targets.Insert(v)
+			}
+		}
+		target := e.APIVersion
+		switch {
+		case targets.Len() > 1:
+			errs = append(errs, fmt.Sprintf("%s holds fields for %s, which apply through several versions (%s): "+
+				"hand them over in separate runs, one destination version at a time",
+				e, strings.Join(sets.List(dests), ", "), strings.Join(sets.List(targets), ", ")))
+			continue
+		case targets.Len() == 1:
+			target = sets.List(targets)[0]
+		case p.Versions != nil && (p.Versions.Staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
+			p.atomicBecomesMapList(*e)):
+			// No destination applies yet: the storage version is where a
+			// new writer applies, and the one place a stale entry, entries
+			// of several versions, or an atomic list can all go.
+			target = p.Versions.StorageAPIVersion()
+		}
+		if target == e.APIVersion {
+			continue
+		}
+		if p.Versions == nil {
+			errs = append(errs, fmt.Sprintf("%s holds fields recorded in %s for %s, which applies through %s: "+
+				"the CRD's versions are needed to translate them (the CLI reads the CRD; Plan.Versions)",
+				e, e.APIVersion, strings.Join(sets.List(dests), ", "), target))
+			continue
+		}
+		tr, untr := p.Versions.Translate(e.Fields, e.APIVersion, target, content)
+		if !untr.Empty() {
+			errs = append(errs, fmt.Sprintf("%s holds %s recorded in %s, which does not translate to %s, where %s "+
+				"applies: nothing was written; hand those fields to a writer that applies through %s, or have %s "+
+				"write through %s first",
+				e, untr, e.APIVersion, target, strings.Join(sets.List(dests), ", "), e.APIVersion, e.Manager, target))
+			continue
+		}
+		e.Fields, e.APIVersion, ds[i].raw.APIVersion = tr, target, target
+	}
+	if len(errs) > 0 {
+		sentinel := ErrUntranslatable
+		if p.Versions == nil {
+			sentinel = ErrAPIVersionMismatch
+		}
+		return nil, fmt.Errorf("%w: %s", sentinel, strings.Join(errs, "; "))
+	}
+	return encodeAll(mergeDuplicates(ds))
+}
+
+// destinationsOf returns the managers the plan hands some of e's fields to.
+// An entry owning an atomic conditions list whole holds every condition
+// type the object has.
+func (p Plan) destinationsOf(e ownership.Entry, condTypes sets.Set[string]) sets.Set[string] {
+	out := sets.New[string]()
+	if to, ok := p.Managers[e.Manager]; ok && !e.StatusFields().Empty() {
+		out.Insert(to)
+	}
+	whole := owned(e.Fields, ownership.ConditionsPath())
+	for t, to := range p.Conditions {
+		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || whole && condTypes.Has(t) {
+			out.Insert(to)
+		}
+	}
+	return out
+}
+
+// atomicBecomesMapList reports whether e owns the conditions list whole in
+// a version where it is atomic while the storage version makes it a map
+// list.
+func (p Plan) atomicBecomesMapList(e ownership.Entry) bool {
+	if !owned(e.Fields, ownership.ConditionsPath()) {
+		return false
+	}
+	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.StorageAPIVersion())
+}
+
+// mergeDuplicates unions entries that name the same manager, operation,
+// subresource and API version (as rewriting versions can make them) into
+// the first of them.
+func mergeDuplicates(ds []decoded) []decoded {
+	out := make([]decoded, 0, len(ds))
+	for _, d := range ds {
+		i := slices.IndexFunc(out, func(o decoded) bool {
+			return o.entry.Manager == d.entry.Manager && o.entry.Operation == d.entry.Operation &&
+				o.entry.Subresource == d.entry.Subresource && o.entry.APIVersion == d.entry.APIVersion
+		})
+		if i < 0 {
+			out = append(out, d)
+			continue
+		}
+		out[i].entry.Fields = out[i].entry.Fields.Union(d.entry.Fields)
+		if d.raw.Time != nil && (out[i].raw.Time == nil || out[i].raw.Time.Before(d.raw.Time)) {
+			out[i].raw.Time = d.raw.Time
+		}
+	}
+	return out
+}
+
+// statusConditionTypesOf lists the condition types in content's
+// status.conditions.
+func statusConditionTypesOf(content map[string]any) []string {
+	status, _ := content["status"].(map[string]any)
+	list, _ := status["conditions"].([]any)
+	var out []string
+	for _, item := range list {
+		if m, ok := item.(map[string]any); ok {
+			if t, ok := m["type"].(string); ok {
+				out = append(out, t)
+			}
+		}
+	}
+	return out
+}
+
+// StaleEntry is a managedFields entry recorded in an API version the CRD
+// does not serve.
+type StaleEntry struct {
+	// Entry is the entry as recorded.
+	Entry ownership.Entry
+	// Reason is StaleRemoved or StaleNotServed.
+	Reason string
+	// Untranslatable are its fields that do not translate to the storage
+	// version (Versions.Translate); empty when all do.
+	Untranslatable *fieldpath.Set
+}
+
+// StaleEntries lists o's entries recorded in versions v does not serve,
+// with what of each does not translate to the storage version; content is
+// the object's content. Sorted by manager, operation, subresource.
+func (v *Versions) StaleEntries(o *ownership.Ownership, content map[string]any) []StaleEntry {
+	var out []StaleEntry
+	for _, e := range o.Entries {
+		reason := v.Staleness(e.APIVersion)
+		if reason == "" {
+			continue
+		}
+		_, untr := v.Translate(e.Fields, e.APIVersion, v.StorageAPIVersion(), content)
+		out = append(out, StaleEntry{Entry: e, Reason: reason, Untranslatable: untr})
+	}
+	slices.SortStableFunc(out, func(a, b StaleEntry) int {
+		return cmp.Or(cmp.Compare(a.Entry.Manager, b.Entry.Manager), cmp.Compare(a.Entry.Operation, b.Entry.Operation),
+			cmp.Compare(a.Entry.Subresource, b.Entry.Subresource))
+	})
+	return out
+}
