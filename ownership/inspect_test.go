@@ -283,3 +283,27 @@ func TestSubtree(t *testing.T) {
 		t.Error("removing the subtree must keep the ancestors")
 	}
 }
+
+// TestWholeListPerVersion: an entry owning an atomic conditions list through
+// one version keeps owning it whole while others own items through a version
+// where the list is a map list (Cluster API's Machine v1beta1 and v1beta2);
+// within one version, owning the list beside owned items is owning the
+// container.
+func TestWholeListPerVersion(t *testing.T) {
+	whole := ownershiptest.Entry("legacy", ownershiptest.Update, "status", `{"f:status":{".":{},"f:conditions":{},"f:phase":{}}}`)
+	whole.APIVersion = "demo.statusapply.io/v1beta1"
+	items := ownershiptest.Entry("wb", ownershiptest.Apply, "status", ownershiptest.ApplyB)
+	o := mustInspect(t, ownershiptest.Widget(whole, items))
+	if !o.OwnsWholeConditionsList(o.Entries[0]) {
+		t.Errorf("the v1beta1 entry does not own the whole list; entries %v", o)
+	}
+	if got := o.OtherStatusFields(o.Entries[0]); len(got) != 1 || got[0].String() != ".status.phase" {
+		t.Errorf("other status fields %v, want .status.phase", got)
+	}
+	// Control: the same entries in one version make the list a container.
+	whole.APIVersion = items.APIVersion
+	o = mustInspect(t, ownershiptest.Widget(whole, items))
+	if o.OwnsWholeConditionsList(o.Entries[0]) {
+		t.Errorf("in one version, owning the list beside owned items counts as the whole list")
+	}
+}
