@@ -132,7 +132,7 @@ func TestTranslate(t *testing.T) {
 			from: "example.com/v1alpha1", to: "example.com/v1", wantTypes: []string{"A", "B"}},
 		{name: "a removed version: a field the storage schema lacks", versions: same,
 			fields: `{"f:status":{"f:gone":{},"f:phase":{}}}`,
-			from: "example.com/v1alpha1", to: "example.com/v1", wantUntranslated: ".status.gone"},
+			from:   "example.com/v1alpha1", to: "example.com/v1", wantUntranslated: ".status.gone"},
 		{name: "to a version the CRD does not list", versions: same, fields: ownershiptest.LegacyAB,
 			from: "example.com/v1", to: "example.com/v2", wantUntranslated: "conditions"},
 	}
