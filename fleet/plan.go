@@ -160,10 +160,10 @@ func (p Plan) Rewrite(obj client.Object, now time.Time) ([]metav1.ManagedFieldsE
 	// What the moves must keep owned: the entries as translated (a stale
 	// rewrite that dropped untranslatable fields did so on request).
 	baseline := entries
-	if entries, err = p.moveConditions(entries, now); err != nil {
+	if entries, err = p.moveConditions(entries, now, content); err != nil {
 		return fail(err)
 	}
-	if entries, err = p.upgradeManagers(obj, entries, now); err != nil {
+	if entries, err = p.upgradeManagers(obj, entries, now, content); err != nil {
 		return fail(err)
 	}
 	if p.ReleaseShared {
@@ -232,7 +232,7 @@ type applyTarget struct {
 
 // moveConditions moves each planned condition type from every legacy entry
 // to its apply manager's status entry.
-func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time) ([]metav1.ManagedFieldsEntry, error) {
+func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time, content map[string]any) ([]metav1.ManagedFieldsEntry, error) {
 	if len(p.Conditions) == 0 {
 		return slices.Clone(mfs), nil
 	}
@@ -258,7 +258,7 @@ func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time) ([]
 			moved[t] = sub
 		}
 	}
-	if ds, err = mergeIntoApply(ds, moved, now); err != nil {
+	if ds, err = mergeIntoApply(ds, moved, now, p.Versions, content); err != nil {
 		return nil, err
 	}
 	return encodeAll(ds)
@@ -266,7 +266,7 @@ func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time) ([]
 
 // upgradeManagers hands the remaining status fields of each planned legacy
 // manager to its apply manager.
-func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry, now time.Time) ([]metav1.ManagedFieldsEntry, error) {
+func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry, now time.Time, content map[string]any) ([]metav1.ManagedFieldsEntry, error) {
 	for _, from := range slices.Sorted(maps.Keys(p.Managers)) {
 		to := p.Managers[from]
 		// Status-subresource Update entries: client-go's upgrade, on a copy.
@@ -302,7 +302,7 @@ func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry
 			}
 			moved[t] = sub
 		}
-		if ds, err = mergeIntoApply(ds, moved, now); err != nil {
+		if ds, err = mergeIntoApply(ds, moved, now, p.Versions, content); err != nil {
 			return nil, err
 		}
 		if mfs, err = encodeAll(ds); err != nil {
@@ -313,9 +313,11 @@ func (p Plan) upgradeManagers(obj client.Object, mfs []metav1.ManagedFieldsEntry
 }
 
 // mergeIntoApply unions moved fields into each target's Apply entry on the
-// status subresource, creating the entry when missing. An existing entry in
-// another API version is an error: its field set cannot simply be unioned.
-func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time.Time) ([]decoded, error) {
+// status subresource, creating the entry when missing. Fields moving into an
+// entry of another API version are translated to it with versions; without
+// versions, or where they do not translate, that is an error: field sets of
+// two versions cannot simply be unioned.
+func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time.Time, versions *Versions, content map[string]any) ([]decoded, error) {
 	targets := slices.SortedFunc(maps.Keys(moved), func(a, b applyTarget) int {
 		if a.manager != b.manager {
 			return cmp.Compare(a.manager, b.manager)
@@ -341,11 +343,21 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 			})
 			continue
 		}
-		if ds[idx].entry.APIVersion != t.apiVersion {
-			return nil, fmt.Errorf("%w: apply manager %s owns fields in %s, the legacy fields are in %s: apply once in %s first",
-				ErrAPIVersionMismatch, t.manager, ds[idx].entry.APIVersion, t.apiVersion, t.apiVersion)
+		fields := moved[t]
+		if to := ds[idx].entry.APIVersion; to != t.apiVersion {
+			if versions == nil {
+				return nil, fmt.Errorf("%w: apply manager %s owns fields in %s, the legacy fields are in %s: "+
+					"the CRD's versions are needed to translate them (Plan.Versions)", ErrAPIVersionMismatch, t.manager, to, t.apiVersion)
+			}
+			tr, untr := versions.Translate(fields, t.apiVersion, to, content)
+			if !untr.Empty() {
+				return nil, fmt.Errorf("%w: %s recorded in %s does not translate to %s, where %s applies: nothing was "+
+					"written; hand those fields to a writer that applies through %s, or have their writer write them through %s first",
+					ErrUntranslatable, untr, t.apiVersion, to, t.manager, t.apiVersion, to)
+			}
+			fields = tr
 		}
-		ds[idx].entry.Fields = ds[idx].entry.Fields.Union(moved[t])
+		ds[idx].entry.Fields = ds[idx].entry.Fields.Union(fields)
 	}
 	return ds, nil
 }

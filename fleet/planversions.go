@@ -76,7 +76,12 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			continue
 		}
 		dests := p.destinationsOf(*e, condTypes)
-		if dests.Len() == 0 {
+		_, whole := p.Managers[e.Manager]
+		if dests.Len() == 0 || !whole && !owned(e.Fields, ownership.ConditionsPath()) &&
+			(p.Versions == nil || p.Versions.Staleness(e.APIVersion) == "") {
+			// Conditions moving out of a map list of a served version are
+			// translated as they move (mergeIntoApply); the rest of the
+			// entry stays in the version its writer writes through.
 			continue
 		}
 		targets := sets.New[string]()

@@ -186,7 +186,7 @@ func TestRewriteAcrossVersions(t *testing.T) {
 	}{
 		{name: "a condition to a writer of another version, same paths", obj: identical,
 			plan: Plan{Conditions: map[string]string{"B": "wb"}, Versions: same},
-			want: map[string][]string{"legacy@example.com/v1": {"A"}, "wb@example.com/v1": {"B"}}},
+			want: map[string][]string{"legacy@example.com/v1beta1": {"A"}, "wb@example.com/v1": {"B"}}},
 		{name: "control: without the CRD's versions the move is refused", obj: identical,
 			plan: Plan{Conditions: map[string]string{"B": "wb"}}, wantErr: ErrAPIVersionMismatch},
 		{name: "a whole atomic list to a map-list writer: every item, owned", obj: atomic,
