@@ -277,6 +277,7 @@ func gadgetCRD(group string, versions ...gadgetVersion) *apiextensionsv1.CustomR
 			Properties: map[string]apiextensionsv1.JSONSchemaProps{
 				"type": {Type: "string"}, "status": {Type: "string"}, "reason": {Type: "string"},
 				"message": {Type: "string"}, "lastTransitionTime": {Type: "string", Format: "date-time"},
+				"observedGeneration": {Type: "integer", Format: "int64"},
 			},
 		}},
 	}
