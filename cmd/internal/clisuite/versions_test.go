@@ -544,3 +544,52 @@ func (d auditDoc) verdictPlan() fleet.Plan {
 	}
 	return p
 }
+
+var _ = Describe("fields held by before-first-apply after managedFields were cleared, writers in two versions", func() {
+	It("audit proposes handing them back to their writers, and migrate does, so that removals take effect", func(ctx context.Context) {
+		ns := suite.Namespace(ctx, env)
+		crd := installGadgets(ctx, ns, gadgetVersion{"v1beta1", true, false}, gadgetVersion{"v1", true, true})
+		v1beta1, v1 := gadgetGVK(crd, "v1beta1"), gadgetGVK(crd, "v1")
+		resource := "gadgets." + crd.Spec.Group
+		key := createGadget(ctx, crd, "v1", ns, "g1")
+		Expect(applyStatus(ctx, v1, key, "mutator", conditionsList(versionCondition("A", "True")))).To(Succeed())
+		Expect(applyStatus(ctx, v1beta1, key, "edit", conditionsList(versionCondition("B", "True")))).To(Succeed())
+
+		By("managedFields are cleared; the mutator applies again and co-owns A with before-first-apply, the edit sends nothing")
+		u := readObject(ctx, v1, key)
+		Expect(env.Client.Patch(ctx, u, client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/metadata/managedFields","value":[{}]}]`)))).To(Succeed())
+		Expect(applyStatus(ctx, v1, key, "mutator", conditionsList(versionCondition("A", "True")))).To(Succeed())
+		owners := conditionOwners(ctx, v1, key)
+		Expect(owners["A"]).To(ContainElements(HavePrefix("mutator@"), HavePrefix(ownership.BeforeFirstApplyManager+"@")))
+		Expect(owners["B"]).To(ConsistOf(HavePrefix(ownership.BeforeFirstApplyManager + "@")))
+
+		By("the audit finds before-first-apply, and --exit-code fails")
+		r := runFresh(ctx, "audit", resource, "-n", ns, "--exit-code", "--writer", "edit=B", "-o", "json")
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		var doc auditDoc
+		decode(r, &doc)
+		Expect(doc.Verdict.Conditions).To(Equal(map[string]string{"A": "mutator", "B": "edit"}))
+		Expect(doc.Verdict.Flags).To(ContainElement("--release-shared"))
+
+		By("the control: before the migration, the mutator's removal of A does not take effect")
+		Expect(applyStatus(ctx, v1, key, "mutator", map[string]any{"phase": "Running"})).To(Succeed())
+		Expect(gadgetConditions(ctx, crd, "v1", key)).To(HaveKey("A"))
+		Expect(applyStatus(ctx, v1, key, "mutator", conditionsList(versionCondition("A", "True")))).To(Succeed())
+
+		By("migrate runs the audit's command")
+		r = runFresh(ctx, append(append([]string{"migrate", resource, "-n", ns}, doc.Verdict.Flags...),
+			"--new-destination", "edit", "--apply")...)
+		Expect(r.err).NotTo(HaveOccurred(), "exit code %d", cli.ExitCode(r.err))
+		owners = conditionOwners(ctx, v1, key)
+		Expect(owners["A"]).To(Equal([]string{"mutator@v1"}))
+		Expect(owners["B"]).To(ConsistOf(HavePrefix("edit@")))
+
+		By("each writer's removal and change now take effect, through its own version")
+		Expect(applyStatus(ctx, v1beta1, key, "edit", conditionsList(versionCondition("B", "False")))).To(Succeed())
+		Expect(applyStatus(ctx, v1, key, "mutator", map[string]any{"phase": "Running"})).To(Succeed())
+		Expect(gadgetConditions(ctx, crd, "v1", key)).To(Equal(map[string]string{"B": "False"}))
+		r = runFresh(ctx, "audit", resource, "-n", ns, "--exit-code")
+		Expect(r.err).NotTo(HaveOccurred(), "exit code %d", cli.ExitCode(r.err))
+	})
+})
