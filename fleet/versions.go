@@ -74,16 +74,6 @@ func (v *Versions) CRD() string { return v.crd }
 // group/version.
 func (v *Versions) StorageAPIVersion() string { return v.group + "/" + v.storage }
 
-// ServedAPIVersions lists the served versions as group/version, in the CRD's
-// order.
-func (v *Versions) ServedAPIVersions() []string {
-	out := make([]string, 0, len(v.served))
-	for _, s := range v.served {
-		out = append(out, v.group+"/"+s)
-	}
-	return out
-}
-
 // version returns the version of apiVersion (group/version) when the group
 // is the CRD's, else "".
 func (v *Versions) version(apiVersion string) string {
