@@ -1088,8 +1088,12 @@ func (a *auditor) crossVersions(item, key string, path fieldpath.Path, to string
 			switch {
 			case from == b:
 			case a.versions == nil:
+				why := a.opts.SchemaUnavailable
+				if a.versionsErr != nil {
+					why = a.versionsErr.Error()
+				}
 				return fmt.Sprintf("%s: recorded in %s, while %s applies through %s; the CRD's versions are "+
-					"needed to translate it (%s)", item, from, to, b, a.opts.SchemaUnavailable)
+					"needed to translate it (%s)", item, from, to, b, why)
 			case a.versions.Translates(path, from, b) || len(path) > 2 && a.versions.expands(ownership.ConditionsPath(), from, b):
 				note := fmt.Sprintf("%s: recorded in %s, handed to %s in %s, where it has the same paths", item, from, to, b)
 				if !slices.Contains(v.Notes, note) {
