@@ -22,11 +22,13 @@ func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]a
 	}
 	storage := p.Versions.StorageAPIVersion()
 	var refused []string
+	stale := false
 	for i := range ds {
 		e := &ds[i].entry
 		if p.Versions.Staleness(e.APIVersion) == "" {
 			continue
 		}
+		stale = true
 		tr, untr := p.Versions.Translate(e.Fields, e.APIVersion, storage, content)
 		if !untr.Empty() && !p.DropUntranslatable {
 			refused = append(refused, fmt.Sprintf("%s recorded in %s: %s", e, e.APIVersion, untr))
@@ -40,6 +42,9 @@ func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]a
 			"--drop-untranslatable (Plan.DropUntranslatable) to drop them, their owners losing them, once the "+
 			"writers that own them write them again through %s",
 			ErrUntranslatable, storage, strings.Join(refused, "; "), storage, storage)
+	}
+	if !stale {
+		return mfs, nil
 	}
 	return encodeAll(mergeDuplicates(ds))
 }
@@ -70,6 +75,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 	}
 	condTypes := sets.New(statusConditionTypesOf(content)...)
 	var errs []string
+	moved := false
 	for i := range ds {
 		e := &ds[i].entry
 		if !e.Legacy() {
@@ -124,6 +130,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			continue
 		}
 		e.Fields, e.APIVersion, ds[i].raw.APIVersion = tr, target, target
+		moved = true
 	}
 	if len(errs) > 0 {
 		sentinel := ErrUntranslatable
@@ -131,6 +138,9 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			sentinel = ErrAPIVersionMismatch
 		}
 		return nil, fmt.Errorf("%w: %s", sentinel, strings.Join(errs, "; "))
+	}
+	if !moved {
+		return mfs, nil
 	}
 	return encodeAll(mergeDuplicates(ds))
 }

@@ -363,3 +363,19 @@ func TestAuditVersions(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckPlanWholeList: a legacy writer owning an atomic list whole holds
+// every condition in it, so a plan handing one of them over is accepted; a
+// type the list does not hold is still refused.
+func TestCheckPlanWholeList(t *testing.T) {
+	obj := machine([]string{"NetworkReady", "Ready"},
+		entryIn("v1beta1", "legacy", ownershiptest.Update, "status", atomicList),
+		entryIn("v1beta2", "network", ownershiptest.Apply, "status", applyNetworkReady))
+	objs := []*unstructured.Unstructured{obj}
+	if err := CheckPlan(Plan{Conditions: map[string]string{"Ready": "readiness"}}, objs); err != nil {
+		t.Errorf("Ready from the whole list: %v", err)
+	}
+	if err := CheckPlan(Plan{Conditions: map[string]string{"Healthy": "readiness"}}, objs); !errors.Is(err, ErrPlanMismatch) {
+		t.Errorf("a type the list does not hold: %v, want ErrPlanMismatch", err)
+	}
+}
