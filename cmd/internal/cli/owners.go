@@ -93,7 +93,7 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 		Short:             "Show who owns which status condition type and field of objects",
 		Long:              ownersLong,
 		Example:           ownersExample,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              resourceArgs,
 		ValidArgsFunction: completeObjects(cluster),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -109,8 +109,13 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 				result.Errors = append(result.Errors, errorView(s.ListErr))
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if out.mode() != modeDocument && !s.Named && len(s.Objects) == 0 {
-				fmt.Fprintln(stderr, s.describeEmpty())
+			if out.mode() != modeDocument && !s.Named {
+				if len(s.Objects) == 0 {
+					fmt.Fprintln(stderr, s.describeEmpty())
+				}
+				for _, line := range s.emptyLists() {
+					fmt.Fprintln(stderr, line)
+				}
 			}
 			switch out.mode() {
 			case modeDocument:
