@@ -185,6 +185,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 		"exit 1 when the audit has findings: legacy ownership, active legacy writers, unreadable objects, an atomic conditions list; "+
 			"or when it found no object (unless --allow-empty)")
 	addAllowEmptyFlag(cmd, &allowEmpty, "--exit-code finds no object to audit")
+	_ = cmd.RegisterFlagCompletionFunc("writer", completePairs(cluster, &sel, applyManagersOf, legacyConditionTypes))
 	return cmd
 }
 

@@ -216,6 +216,13 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	f.DurationVar(&mf.window, "window", fleet.DefaultAuditWindow,
 		"a legacy writer whose last write is this recent counts as still active (as in audit)")
 	addAllowEmptyFlag(cmd, &mf.allowEmpty, "--exit-code selects no object")
+	for flag, fn := range map[string]cobra.CompletionFunc{
+		"from":            completePairs(cluster, &sel, legacyWriters, applyManagersOf),
+		"condition":       completePairs(cluster, &sel, legacyConditionTypes, applyManagersOf),
+		"new-destination": pf.completeDestinations,
+	} {
+		_ = cmd.RegisterFlagCompletionFunc(flag, fn) // fails only for a missing flag
+	}
 	return cmd
 }
 
