@@ -90,8 +90,8 @@ func objectsOf(objs []*unstructured.Unstructured) iter.Seq2[metav1.Object, error
 
 // activeSourcesError refuses an --apply that takes fields from legacy
 // writers that are still active: they would take them back with their next
-// write, and the migration removes what showed them active. Nil when none
-// of sources is a source.
+// write, and the migration removes what showed them active. Nil when no
+// writer of active is a source of the plan.
 func activeSourcesError(active []activeSource, window time.Duration, now time.Time) error {
 	var parts []string
 	for _, a := range active {
@@ -108,8 +108,9 @@ func activeSourcesError(active []activeSource, window time.Duration, now time.Ti
 }
 
 // activeWarnings are the lines migrate prints on stderr, after its summary,
-// for the legacy writers active within the window: refused is whether
-// --apply refuses them (a dry run without --allow-active).
+// for the legacy writers active within the window: a dry run says --apply
+// will refuse the sources, allowed (--allow-active) that they were migrated
+// from anyway.
 func activeWarnings(active []activeSource, window time.Duration, now time.Time, dryRun, allowed bool) []string {
 	var out []string
 	for _, a := range active {
