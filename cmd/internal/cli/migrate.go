@@ -166,10 +166,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 				fmt.Fprintln(stderr, "warning: "+msg)
 			}
 			now := time.Now()
-			active, err := activeLegacyWriters(plan, s.Objects, now, mf.window)
-			if err != nil {
-				return err
-			}
+			active := activeLegacyWriters(plan, s.Objects, now, mf.window)
 			if mf.apply && !mf.allowActive {
 				if err := activeSourcesError(active, mf.window, now); err != nil {
 					return withExitCode(exitUsage, err)

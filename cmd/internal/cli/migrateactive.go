@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // activeSource is a legacy writer that wrote some of the selected objects
@@ -27,65 +27,108 @@ type activeSource struct {
 	Source bool
 }
 
-// activeLegacyWriters audits objs as the audit command does, with window
-// before now, and returns the legacy writers active within it, sources of
-// plan first. The audit reads nothing: objs are in memory.
-func activeLegacyWriters(plan fleet.Plan, objs []*unstructured.Unstructured, now time.Time, window time.Duration) ([]activeSource, error) {
-	report, err := fleet.Audit(objectsOf(objs), fleet.AuditOptions{Now: now, Window: window})
-	if err != nil {
-		return nil, err
-	}
-	var out []activeSource
-	for _, w := range report.ActiveLegacyWriters {
-		out = append(out, activeSource{ActiveWriter: w, Source: isSource(plan, report, w.Manager)})
-	}
-	slices.SortStableFunc(out, func(a, b activeSource) int {
-		switch {
-		case a.Source == b.Source:
-			return 0
-		case a.Source:
-			return -1
+// activeLegacyWriters returns the legacy writers that wrote some of objs
+// within window before now, as audit counts them (fleet.AuditReport's
+// ActiveLegacyWriters: Update entries on the status subresource, except
+// before-first-apply, whose time is the first apply's, and Kubernetes
+// components), sources of plan first. It reads the managedFields
+// entries' times and decodes the field sets of active entries only, and
+// only while it takes that to tell whether plan takes fields from them, so
+// that a fleet costs a scan, not an audit.
+func activeLegacyWriters(plan fleet.Plan, objs []*unstructured.Unstructured, now time.Time, window time.Duration) []activeSource {
+	since := now.Add(-window)
+	byManager := map[string]*activeSource{}
+	for _, obj := range objs {
+		// The raw entries: GetManagedFields converts every entry, which
+		// costs more than this whole scan; it is called only for an object
+		// whose active entry must be decoded.
+		field, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields")
+		raw, _ := field.([]any)
+		var entries []metav1.ManagedFieldsEntry
+		counted := map[string]bool{}
+		for i, item := range raw {
+			m, _ := item.(map[string]any)
+			manager, _ := m["manager"].(string)
+			stamp, _ := m["time"].(string)
+			if m["operation"] != string(metav1.ManagedFieldsOperationUpdate) || m["subresource"] != ownership.StatusSubresource ||
+				manager == ownership.BeforeFirstApplyManager || fleet.IsKubernetesComponent(manager) || stamp == "" {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339, stamp)
+			if err != nil || at.Before(since) {
+				continue
+			}
+			a := byManager[manager]
+			if a == nil {
+				a = &activeSource{ActiveWriter: fleet.ActiveWriter{Manager: manager, Subresource: ownership.StatusSubresource}}
+				byManager[manager] = a
+			}
+			if !counted[manager] {
+				counted[manager] = true
+				a.Objects++
+			}
+			if at.After(a.LastWrite.Time) {
+				a.LastWrite = metav1.NewTime(at)
+			}
+			if !a.Source {
+				if entries == nil {
+					entries = obj.GetManagedFields()
+				}
+				a.Source = len(entries) != len(raw) || takesFrom(plan, entries, i)
+			}
 		}
-		return 1
+	}
+	out := make([]activeSource, 0, len(byManager))
+	for _, a := range byManager {
+		out = append(out, *a)
+	}
+	slices.SortFunc(out, func(a, b activeSource) int {
+		if a.Source != b.Source {
+			if a.Source {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Manager, b.Manager)
 	})
-	return out, nil
+	return out
 }
 
-// isSource reports whether plan takes status fields from the legacy writer
-// manager on some of the audited objects.
-func isSource(plan fleet.Plan, report *fleet.AuditReport, manager string) bool {
-	if _, ok := plan.Managers[manager]; ok {
+// takesFrom reports whether plan takes status fields from the legacy entry
+// entries[i] of one object: it is a --from source, it holds a --condition
+// type, or, with --release-shared, it shares a status field with another
+// entry. Entries that do not decode count as a source: migrate fails on
+// them anyway, and refusing is the safe side.
+func takesFrom(plan fleet.Plan, entries []metav1.ManagedFieldsEntry, i int) bool {
+	if _, ok := plan.Managers[entries[i].Manager]; ok {
 		return true
 	}
-	for _, m := range report.Managers {
-		if m.Manager != manager || !m.Legacy {
-			continue
-		}
-		for _, c := range m.Conditions {
-			if _, ok := plan.Conditions[c.Name]; ok {
-				return true
-			}
+	if len(plan.Conditions) == 0 && !plan.ReleaseShared {
+		return false
+	}
+	e, err := ownership.DecodeEntry(entries[i])
+	if err != nil {
+		return true
+	}
+	for _, t := range e.ConditionTypes() {
+		if _, ok := plan.Conditions[t]; ok {
+			return true
 		}
 	}
-	if plan.ReleaseShared {
-		for _, s := range report.SharedFields {
-			if slices.Contains(s.Managers, manager) {
-				return true
-			}
+	if !plan.ReleaseShared {
+		return false
+	}
+	leaves := e.StatusFields().Leaves()
+	for j, mf := range entries {
+		if j == i {
+			continue
+		}
+		other, err := ownership.DecodeEntry(mf)
+		if err == nil && !leaves.Intersection(other.StatusFields()).Empty() {
+			return true
 		}
 	}
 	return false
-}
-
-// objectsOf yields objs for fleet.Audit.
-func objectsOf(objs []*unstructured.Unstructured) iter.Seq2[metav1.Object, error] {
-	return func(yield func(metav1.Object, error) bool) {
-		for _, o := range objs {
-			if !yield(o, nil) {
-				return
-			}
-		}
-	}
 }
 
 // activeSourcesError refuses an --apply that takes fields from legacy

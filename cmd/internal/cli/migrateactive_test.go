@@ -1,43 +1,62 @@
 package cli
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/statusapply/statusapply/fleet"
 )
 
-func TestIsSource(t *testing.T) {
-	report := &fleet.AuditReport{
-		Managers: []fleet.ManagerAudit{
-			{Manager: "legacy", Legacy: true, Conditions: []fleet.FieldCount{{Name: "A", Objects: 1}}},
-			{Manager: "other", Legacy: true, Conditions: []fleet.FieldCount{{Name: "C", Objects: 1}}},
-			{Manager: "readiness", Conditions: []fleet.FieldCount{{Name: "R", Objects: 1}}},
-		},
-		SharedFields: []fleet.SharedFieldAudit{{Path: ".status.phase", Managers: []string{"other", "summary"}, Objects: 1}},
+func TestActiveLegacyWriters(t *testing.T) {
+	update, apply := metav1.ManagedFieldsOperationUpdate, metav1.ManagedFieldsOperationApply
+	otherFields := `{"f:status":{"f:conditions":{"k:{\"type\":\"C\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	objs := []*unstructured.Unstructured{
+		// legacy holds A, B and the phase, other C; networking shares B with legacy.
+		auditWidget("w1", []time.Duration{time.Hour, time.Minute, 2 * time.Minute, time.Minute},
+			entry("creator", update, "", creatorFields), entry("legacy", update, "status", legacyFields),
+			entry("other", update, "status", otherFields), entry("networking", apply, "status", networkingFields)),
+		// legacy wrote w2 three days ago: not within 24h there.
+		auditWidget("w2", []time.Duration{72 * time.Hour}, entry("legacy", update, "status", legacyFields)),
+		// Kubernetes components and before-first-apply are never active legacy writers.
+		auditWidget("w3", []time.Duration{time.Minute, time.Minute},
+			entry("kube-controller-manager", update, "status", otherFields), entry("before-first-apply", update, "status", legacyFields)),
 	}
 	tests := []struct {
-		name    string
-		plan    fleet.Plan
-		manager string
-		want    bool
+		name string
+		plan fleet.Plan
+		want map[string]bool // manager -> source
 	}{
-		{"a --from source", fleet.Plan{Managers: map[string]string{"legacy": "summary"}}, "legacy", true},
-		{"the holder of a --condition type", fleet.Plan{Conditions: map[string]string{"A": "readiness"}}, "legacy", true},
-		{"a legacy writer holding another type", fleet.Plan{Conditions: map[string]string{"A": "readiness"}}, "other", false},
-		{"an apply manager holding the type is no legacy writer", fleet.Plan{Conditions: map[string]string{"R": "x"}}, "readiness", false},
-		{"--release-shared takes from a writer sharing a field", fleet.Plan{Conditions: map[string]string{"A": "readiness"}, ReleaseShared: true}, "other", true},
-		{"--release-shared and a writer sharing nothing", fleet.Plan{Managers: map[string]string{"other": "x"}, ReleaseShared: true}, "legacy", false},
+		{"a --from source", fleet.Plan{Managers: map[string]string{"legacy": "summary"}}, map[string]bool{"legacy": true, "other": false}},
+		{"the holder of a --condition type", fleet.Plan{Conditions: map[string]string{"C": "readiness"}}, map[string]bool{"legacy": false, "other": true}},
+		{"--release-shared takes from a writer sharing a field", fleet.Plan{Conditions: map[string]string{"C": "readiness"}, ReleaseShared: true},
+			map[string]bool{"legacy": true, "other": true}},
+		{"a plan taking nothing from them", fleet.Plan{Conditions: map[string]string{"R": "readiness"}}, map[string]bool{"legacy": false, "other": false}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := isSource(tt.plan, report, tt.manager); got != tt.want {
-				t.Errorf("isSource(%s) = %v, want %v", tt.manager, got, tt.want)
+			got := map[string]bool{}
+			active := activeLegacyWriters(tt.plan, objs, auditClock, 24*time.Hour)
+			for i, a := range active {
+				got[a.Manager] = a.Source
+				if a.Objects != 1 || a.Subresource != "status" {
+					t.Errorf("%s: %d objects, subresource %q; want the one object written within the window", a.Manager, a.Objects, a.Subresource)
+				}
+				if i > 0 && a.Source && !active[i-1].Source {
+					t.Errorf("sources are not first: %+v", active)
+				}
+			}
+			if !maps.Equal(got, tt.want) {
+				t.Errorf("active writers and sources %v, want %v", got, tt.want)
 			}
 		})
+	}
+	if active := activeLegacyWriters(fleet.Plan{}, objs, auditClock, 30*time.Second); len(active) != 0 {
+		t.Errorf("a window shorter than every write: %+v", active)
 	}
 }
 
