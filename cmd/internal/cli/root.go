@@ -46,7 +46,9 @@ Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get;
 stdout holds only the output asked for. -v=N is kubectl's log verbosity (6 logs
 every request).
 Exit codes, the same for every command: 0 clean, 1 findings (lint; audit under
---exit-code) or changes under --exit-code (migrate), 2 usage and tool errors.
+--exit-code) or changes under --exit-code (migrate), and a gate that examined
+nothing (no CRD, no object, no package) unless --allow-empty, 2 usage and tool
+errors.
 
 kubectl plugin: put a binary named kubectl-statusapply on PATH, for example
   go install github.com/statusapply/statusapply/cmd/kubectl-statusapply@latest
