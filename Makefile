@@ -73,6 +73,15 @@ tmux: ## Install tmux when missing: the CLI suite drives the binary in a real te
 	@command -v tmux >/dev/null || (apt-get update && apt-get install -y tmux) || \
 		echo "tmux could not be installed: the CLI suite's terminal spec will be skipped"
 
+.PHONY: build
+build: ## Build the statusapply and kubectl-statusapply binaries into bin/.
+	$(GO) build -o bin/ ./cmd/statusapply ./cmd/kubectl-statusapply
+
+.PHONY: install
+install: ## Install the statusapply binary from this checkout into GOBIN (or GOPATH/bin).
+	$(GO) install ./cmd/statusapply
+	@bin=$$($(GO) env GOBIN); echo "installed statusapply in $${bin:-$$($(GO) env GOPATH)/bin}"
+
 .PHONY: install-plugin
 install-plugin: ## Install kubectl-statusapply and its completion helper kubectl_complete-statusapply into GOBIN.
 	$(GO) install ./cmd/kubectl-statusapply

@@ -245,8 +245,10 @@ type AuditVerdict struct {
 	// StaleVersions is Plan.RewriteStaleVersions: entries recorded in
 	// versions the CRD does not serve all translate to the storage version.
 	StaleVersions bool `json:"staleVersions,omitempty"`
-	// Flags are Plan().MigrateFlags(): empty when nothing can be migrated
-	// yet.
+	// Flags are the arguments of `statusapply migrate` after the resource
+	// and selection flags: Plan().MigrateFlags(), then --new-destination
+	// for each declared writer (AuditOptions.Writers) the plan hands fields
+	// to. Empty when nothing can be migrated yet.
 	Flags []string `json:"flags"`
 	// Unresolved are the parts of the legacy ownership the flags leave
 	// where they are, each with what to decide.
@@ -260,7 +262,8 @@ type AuditVerdict struct {
 }
 
 // Plan returns the verdict's migration plan; it is invalid (Validate) when
-// Flags is empty.
+// Flags is empty. Flags may also carry --new-destination, which is no part
+// of the plan.
 func (v AuditVerdict) Plan() Plan {
 	return Plan{Conditions: v.Conditions, Managers: v.Managers, ReleaseShared: v.ReleaseShared,
 		RewriteStaleVersions: v.StaleVersions}
@@ -900,9 +903,23 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	}
 	v.ReleaseShared = a.legacyShared
 	if p := v.Plan(); p.Validate() == nil {
-		v.Flags = p.MigrateFlags()
+		v.Flags = append(p.MigrateFlags(), newDestinationFlags(p, a.opts.Writers)...)
 	}
 	return v
+}
+
+// newDestinationFlags names, sorted, the declared writers that p hands
+// fields to as --new-destination flags: a declared writer's applies may
+// have left no entry on any object, which migrate would otherwise take for
+// a misspelled destination (and refuse under --exit-code).
+func newDestinationFlags(p Plan, declared map[string][]string) []string {
+	var out []string
+	for _, w := range slices.Sorted(maps.Keys(declared)) {
+		if slices.Contains(slices.Collect(maps.Values(p.Conditions)), w) || slices.Contains(slices.Collect(maps.Values(p.Managers)), w) {
+			out = append(out, "--new-destination", w)
+		}
+	}
+	return out
 }
 
 // withDeclared returns observed with the declared writers of each key

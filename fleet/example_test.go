@@ -159,7 +159,7 @@ func ExampleAudit() {
 	// condition Ready: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Ready (or migrate --condition Ready=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
 	// condition Synced: held by legacy, applied by no manager: name its new writer with --writer MANAGER=Synced (or migrate --condition Synced=MANAGER); applying alone never takes it over, since an apply restating the value sends nothing and one changing it conflicts
 	// legacy keeps condition Ready, condition Synced, .status.phase: no one apply manager owns all of it or is declared to write it (--writer); give --from legacy=MANAGER for the manager that writes it from now on, or leave it with legacy
-	// [--condition Ready=readiness --condition Synced=sync --from legacy=sync] 0
+	// [--condition Ready=readiness --condition Synced=sync --from legacy=sync --new-destination readiness --new-destination sync] 0
 }
 
 // ExampleListObjects audits every Widget in a namespace, 200 at a time,

@@ -73,7 +73,9 @@ fleet.AuditReport, plus resource and migrateCommand.
 Exit codes: 0 done; 1 with --exit-code, when the audit has findings (legacy
 ownership left to migrate, before-first-apply included, entries in versions
 the CRD no longer serves, active legacy writers, unreadable managedFields, or
-an atomic conditions list); 2 usage errors and every other error.`
+an atomic conditions list), or when it found no object at all unless
+--allow-empty (a gate pointed at the wrong namespace must not pass); 2 usage
+errors and every other error.`
 
 const auditExample = `  statusapply audit widgets -A
   statusapply audit widgets -n shop --window 1h -o yaml
@@ -103,10 +105,11 @@ type auditOutput struct {
 // activity window and the ages it prints.
 func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Command {
 	var (
-		sel      objectFlags
-		window   time.Duration
-		exitCode bool
-		writers  []string
+		sel        objectFlags
+		window     time.Duration
+		exitCode   bool
+		allowEmpty bool
+		writers    []string
 	)
 	out := newOutputFlags()
 	out.noNames = true
@@ -115,7 +118,7 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 		Short:             "Summarise who writes what in the status of every object of a kind, and the migrate flags still needed",
 		Long:              auditLong,
 		Example:           auditExample,
-		Args:              cobra.ExactArgs(1),
+		Args:              oneResourceType,
 		ValidArgsFunction: completeTypes(cluster),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -164,16 +167,19 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 				doc.Namespace = ns
 			}
 			doc.MigrateCommand = migrateCommand(displayName(cmd), args[0], doc, sel.allNamespaces)
+			s := &selection{lists: []*meta.RESTMapping{mapping}, namespace: ns, allNamespaces: sel.allNamespaces,
+				selector: sel.selector}
 			if report.Objects == 0 && out.mode() != modeDocument {
-				s := &selection{lists: []*meta.RESTMapping{mapping}, namespace: ns, allNamespaces: sel.allNamespaces,
-					selector: sel.selector}
 				fmt.Fprintln(cmd.ErrOrStderr(), s.describeEmpty())
 			}
 			if err := writeAuditOutput(cmd.OutOrStdout(), cmd.ErrOrStderr(), out, doc, now()); err != nil {
 				return err
 			}
-			if exitCode && report.HasFindings() {
+			switch {
+			case exitCode && report.HasFindings():
 				return withExitCode(exitFindings, nil)
+			case exitCode && report.Objects == 0 && !allowEmpty:
+				return withExitCode(exitFindings, fmt.Errorf("nothing audited: %s; %s", s.describeEmpty(), allowEmptyHint))
 			}
 			return nil
 		},
@@ -187,7 +193,9 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 			"for the verdict to hand them to it (repeatable)")
 	cmd.Flags().BoolVar(&exitCode, "exit-code", false,
 		"exit 1 when the audit has findings: legacy ownership, entries in versions no longer served, active legacy writers, "+
-			"unreadable objects, an atomic conditions list")
+			"unreadable objects, an atomic conditions list; or when it found no object (unless --allow-empty)")
+	addAllowEmptyFlag(cmd, &allowEmpty, "--exit-code finds no object to audit")
+	_ = cmd.RegisterFlagCompletionFunc("writer", completePairs(cluster, &sel, applyManagersOf, legacyConditionTypes))
 	return cmd
 }
 
@@ -287,15 +295,8 @@ func migrateCommand(name, resourceArg string, doc auditOutput, allNamespaces boo
 	if doc.Selector != "" {
 		parts = append(parts, "-l", doc.Selector)
 	}
+	// The flags name declared writers with --new-destination already.
 	parts = append(parts, doc.Verdict.Flags...)
-	// A declared writer is new: it may apply on none of the objects yet,
-	// which migrate would otherwise take for a misspelled destination.
-	for _, w := range slices.Sorted(maps.Keys(doc.Verdict.Writers)) {
-		if slices.Contains(slices.Collect(maps.Values(doc.Verdict.Conditions)), w) ||
-			slices.Contains(slices.Collect(maps.Values(doc.Verdict.Managers)), w) {
-			parts = append(parts, "--new-destination", w)
-		}
-	}
 	for i, p := range parts {
 		parts[i] = shellQuote(p)
 	}

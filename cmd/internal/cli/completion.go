@@ -2,13 +2,19 @@ package cli
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/resource"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/ownership"
 )
 
 const completionLong = `completion prints a shell completion script for the statusapply binary.
@@ -117,11 +123,17 @@ func resourceTypes(cluster *clusterAccess) []string {
 // objectNames lists the names of the objects of kind in the flags'
 // namespace.
 func objectNames(cluster *clusterAccess, kind string) []string {
-	b, err := cluster.builder()
+	ns, err := cluster.namespace()
 	if err != nil {
 		return nil
 	}
-	ns, err := cluster.namespace()
+	return objectNamesIn(cluster, kind, ns)
+}
+
+// objectNamesIn lists the names of the objects of kind in namespace ns
+// (cluster-scoped kinds ignore it).
+func objectNamesIn(cluster *clusterAccess, kind, ns string) []string {
+	b, err := cluster.builder()
 	if err != nil {
 		return nil
 	}
@@ -143,4 +155,129 @@ func objectNames(cluster *clusterAccess, kind string) []string {
 		})
 	})
 	return names
+}
+
+// registerConnectionCompletions completes the kubeconfig flags of root's
+// tree: -n/--namespace from the cluster's namespaces, --context, --cluster
+// and --user from the kubeconfig. None of them completes file names.
+func registerConnectionCompletions(root *cobra.Command, cluster *clusterAccess) {
+	fromKubeconfig := func(names func(raw clientcmdapi.Config) []string) cobra.CompletionFunc {
+		return func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			raw, err := cluster.flags.ToRawKubeConfigLoader().RawConfig()
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return sortedNames(names(raw)), cobra.ShellCompDirectiveNoFileComp
+		}
+	}
+	completions := map[string]cobra.CompletionFunc{
+		"namespace": func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return objectNamesIn(cluster, "namespaces", ""), cobra.ShellCompDirectiveNoFileComp
+		},
+		"context": fromKubeconfig(func(raw clientcmdapi.Config) []string { return slices.Collect(maps.Keys(raw.Contexts)) }),
+		"cluster": fromKubeconfig(func(raw clientcmdapi.Config) []string { return slices.Collect(maps.Keys(raw.Clusters)) }),
+		"user":    fromKubeconfig(func(raw clientcmdapi.Config) []string { return slices.Collect(maps.Keys(raw.AuthInfos)) }),
+	}
+	for name, fn := range completions {
+		// Only fails for a flag that does not exist or is registered twice.
+		_ = root.RegisterFlagCompletionFunc(name, fn)
+	}
+}
+
+// sortedNames sorts names for completion.
+func sortedNames(names []string) []cobra.Completion {
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// completePairs completes a LEFT=RIGHT flag (--from LEGACY=MANAGER,
+// --condition TYPE=MANAGER, --writer MANAGER=TYPE) from the objects the
+// command's arguments select: left lists the candidates before "=", right
+// those after it.
+func completePairs(cluster *clusterAccess, sel *objectFlags, left, right func([]*ownership.Ownership) []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		owned := selectedOwnership(cluster, sel, args)
+		prefix, _, found := strings.Cut(toComplete, "=")
+		var out []cobra.Completion
+		if !found {
+			for _, l := range left(owned) {
+				out = append(out, l+"=")
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
+		for _, r := range right(owned) {
+			out = append(out, prefix+"="+r)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// completeDestinations completes --new-destination with the destinations
+// of the --from and --condition flags given so far.
+func (pf *planFlags) completeDestinations(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	var out []string
+	for _, f := range slices.Concat(pf.from, pf.conditions) {
+		if _, to, ok := strings.Cut(f, "="); ok && to != "" {
+			out = append(out, to)
+		}
+	}
+	return sortedNames(out), cobra.ShellCompDirectiveNoFileComp
+}
+
+// selectedOwnership reads the objects args select and decodes their
+// managedFields; failures and objects without any are left out.
+func selectedOwnership(cluster *clusterAccess, sel *objectFlags, args []string) []*ownership.Ownership {
+	if len(args) == 0 || cluster.check() != nil {
+		return nil
+	}
+	s, err := sel.selectObjects(cluster, args)
+	if err != nil {
+		return nil
+	}
+	var out []*ownership.Ownership
+	for _, obj := range s.Objects {
+		if o, err := ownership.Inspect(obj); err == nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// legacyWriters lists the legacy writers of owned (before-first-apply
+// included), for --from.
+func legacyWriters(owned []*ownership.Ownership) []string {
+	var out []string
+	for _, o := range owned {
+		for _, e := range o.Legacy() {
+			if !fleet.IsKubernetesComponent(e.Manager) {
+				out = append(out, e.Manager)
+			}
+		}
+	}
+	return sortedNames(out)
+}
+
+// legacyConditionTypes lists the condition types legacy writers hold in
+// owned, for --condition.
+func legacyConditionTypes(owned []*ownership.Ownership) []string {
+	var out []string
+	for _, o := range owned {
+		for _, e := range o.Legacy() {
+			out = append(out, e.ConditionTypes()...)
+		}
+	}
+	return sortedNames(out)
+}
+
+// applyManagersOf lists the apply managers of owned.
+func applyManagersOf(owned []*ownership.Ownership) []string {
+	var out []string
+	for _, o := range owned {
+		for _, e := range o.Entries {
+			if e.Operation == metav1.ManagedFieldsOperationApply {
+				out = append(out, e.Manager)
+			}
+		}
+	}
+	return sortedNames(out)
 }

@@ -37,13 +37,15 @@ version. --version VERSION (repeatable) checks only the named versions, for a
 CRD you do not own and cannot fix.
 
 FILE arguments are manifests (multi-document YAML or JSON; "-" reads standard
-input); documents of other kinds are skipped. Without FILE, or with
---cluster-crds, the cluster's CRDs are checked.
+input); documents of other kinds are skipped, and List documents (kubectl get
+crd -o yaml) are unpacked. Without FILE, or with --cluster-crds, the
+cluster's CRDs are checked.
 
 Exit codes: 0 no error finding (warnings alone pass), 1 at least one error
-finding, so it can gate CI; 2 a file that cannot be read or decoded, a
-cluster that cannot be reached, a --version that no CRD checked serves, or
-bad flags.
+finding, or no CRD checked at all (unless --allow-empty), so it can gate CI;
+2 a file that cannot be read or decoded (what the files before it held is
+still printed), a cluster that cannot be reached, a --version that no CRD
+checked serves, or bad flags.
 
 -o json and -o yaml print a LintFindingList (cli.statusapply.io/v1alpha1);
 -o name prints the CRDs that have findings. The summary line (CRDs checked,
@@ -90,6 +92,7 @@ type findingView struct {
 func newLintCommand(cluster *clusterAccess) *cobra.Command {
 	var (
 		fromCluster bool
+		allowEmpty  bool
 		versions    []string
 	)
 	out := newOutputFlags()
@@ -110,25 +113,35 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 			}
 			opts := fleet.LintOptions{Versions: versions}
 			result := newLintOutput()
+			// A file that cannot be read stops the run; what the files
+			// before it held is still printed, then the error.
+			var readErr error
 			for _, file := range files {
-				if err := lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, opts, &result); err != nil {
-					return err
+				if readErr = lintFile(cmd.InOrStdin(), cmd.ErrOrStderr(), file, opts, &result); readErr != nil {
+					break
 				}
 			}
-			if fromCluster || len(files) == 0 {
+			if readErr == nil && (fromCluster || len(files) == 0) {
 				if err := lintCluster(cmd.Context(), cluster, opts, &result); err != nil {
 					return err
 				}
 			}
-			if err := result.checkVersions(versions); err != nil {
-				return withExitCode(exitUsage, err)
+			if readErr == nil {
+				if err := result.checkVersions(versions); err != nil {
+					return withExitCode(exitUsage, err)
+				}
 			}
 			if err := writeLintOutput(cmd.OutOrStdout(), cmd.ErrOrStderr(), out, result); err != nil {
 				return err
 			}
-			if result.Summary.Errors > 0 {
+			switch {
+			case readErr != nil:
+				return readErr
+			case result.Summary.Errors > 0:
 				return withExitCode(exitFindings,
 					fmt.Errorf("lint found %s in CRD status schemas", plural(result.Summary.Errors, "error", "errors")))
+			case result.Summary.CRDs == 0 && !allowEmpty:
+				return withExitCode(exitFindings, errors.New(emptyLintMessage(files, fromCluster)))
 			}
 			return nil
 		},
@@ -136,6 +149,7 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 	out.addFlags(cmd)
 	cmd.Flags().BoolVar(&fromCluster, "cluster-crds", false,
 		"also check the cluster's CRDs when FILE arguments are given (--cluster is kubectl's kubeconfig cluster flag)")
+	addAllowEmptyFlag(cmd, &allowEmpty, "no CRD is checked (no file holds one, or the cluster has none)")
 	cmd.Flags().StringArrayVar(&versions, "version", nil,
 		"check only this served version of the CRDs (repeatable); a version no CRD checked serves is an error")
 	return cmd
@@ -192,6 +206,19 @@ func lintCluster(ctx context.Context, cluster *clusterAccess, opts fleet.LintOpt
 	result.add(len(crds), fleet.LintCRDsWith(opts, crds...))
 	result.addServed(crds)
 	return nil
+}
+
+// emptyLintMessage says why a lint that checked no CRD fails: a CI job
+// pointed at the wrong files or cluster must not pass.
+func emptyLintMessage(files []string, fromCluster bool) string {
+	where := "the cluster has none"
+	switch {
+	case len(files) > 0 && fromCluster:
+		where = "neither the files nor the cluster hold one"
+	case len(files) > 0:
+		where = "the files hold none"
+	}
+	return fmt.Sprintf("no CustomResourceDefinition checked: %s; %s", where, allowEmptyHint)
 }
 
 // newLintOutput returns an empty document.

@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,10 +76,19 @@ destination that is an apply manager on none of them is a new field manager
 or a misspelling: a warning, refused under --exit-code, unless named with
 --new-destination.
 
+A legacy writer the plan takes fields from that wrote some of the objects
+within --window (default 24h, as audit counts active legacy writers) makes
+--apply refuse, unless --allow-active: its next write would take the fields
+back, and the migration removes the managedFields entry that showed it
+active, so an audit afterwards could not tell. A dry run, and --apply with
+--allow-active, say so after the summary line.
+
 Exit codes: 0 done (or a dry run); 1 with --exit-code, a dry run that would
-change something; 2 usage errors, plans that match nothing, destinations
-that apply nowhere under --exit-code, objects that failed to migrate, a run
-stopped because the API server could not be reached, and every other error.`
+change something, or no object selected at all (unless --allow-empty); 2
+usage errors, --apply from an active legacy writer without --allow-active,
+plans that match nothing, destinations that apply nowhere under --exit-code,
+objects that failed to migrate, a run stopped because the API server could
+not be reached, and every other error.`
 
 const migrateExample = `  # see what would change
   statusapply migrate widgets -n shop --from legacy-controller=readiness
@@ -105,6 +115,9 @@ type migrateFlags struct {
 	continueOnError    bool
 	allowMissingSource bool
 	newDestinations    []string
+	allowEmpty         bool
+	allowActive        bool
+	window             time.Duration
 }
 
 // newMigrateCommand returns the migrate command.
@@ -120,7 +133,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 		Short:             "Hand status ownership from legacy writers to server-side-apply managers (dry run unless --apply)",
 		Long:              migrateLong,
 		Example:           migrateExample,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              resourceArgs,
 		ValidArgsFunction: completeObjects(cluster),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			plan, err := pf.plan()
@@ -136,6 +149,9 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if mf.concurrency < 1 {
 				return withExitCode(exitUsage, fmt.Errorf("--concurrency %d: must be 1 or more", mf.concurrency))
 			}
+			if mf.window <= 0 {
+				return withExitCode(exitUsage, fmt.Errorf("--window %s: must be positive", mf.window))
+			}
 			s, err := sel.selectObjects(cluster, args)
 			if err != nil {
 				return err
@@ -146,6 +162,12 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			stderr := cmd.ErrOrStderr()
 			if len(s.targets()) == 0 {
 				fmt.Fprintln(stderr, s.describeEmpty())
+				if mf.exitCode && !mf.allowEmpty {
+					return withExitCode(exitFindings, fmt.Errorf("nothing to migrate or check: %s; %s", s.describeEmpty(), allowEmptyHint))
+				}
+			}
+			for _, line := range s.emptyLists() {
+				fmt.Fprintln(stderr, line)
 			}
 			var checks []fleet.CheckOption
 			if mf.allowMissingSource {
@@ -160,6 +182,13 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 				}
 				fmt.Fprintln(stderr, "warning: "+msg)
 			}
+			now := time.Now()
+			active := activeLegacyWriters(plan, s.Objects, now, mf.window)
+			if mf.apply && !mf.allowActive {
+				if err := activeSourcesError(active, mf.window, now); err != nil {
+					return withExitCode(exitUsage, err)
+				}
+			}
 			c, err := cluster.client()
 			if err != nil {
 				return err
@@ -172,7 +201,13 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if !cmd.Flags().Changed("progress") {
 				mf.progress = progress.terminal && !s.Named
 			}
-			return runMigration(cmd, c, plan, versions, s, mf, out, progress)
+			err = runMigration(cmd, c, plan, versions, s, mf, out, progress)
+			// After the summary line: the outcome stands, and these say what
+			// may undo it.
+			for _, line := range activeWarnings(active, mf.window, now, !mf.apply, mf.allowActive) {
+				fmt.Fprintln(stderr, line)
+			}
+			return err
 		},
 	}
 	sel.addFlags(cmd)
@@ -198,6 +233,18 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 		"accept a --from manager or --condition type that no legacy writer holds while other legacy writers are left")
 	f.StringArrayVar(&mf.newDestinations, "new-destination", nil,
 		"MANAGER: a destination that applies on none of the objects yet, named on purpose (repeatable)")
+	f.BoolVar(&mf.allowActive, "allow-active", false,
+		"with --apply, take fields from legacy writers that wrote within --window (refused by default: their next write takes them back)")
+	f.DurationVar(&mf.window, "window", fleet.DefaultAuditWindow,
+		"a legacy writer whose last write is this recent counts as still active (as in audit)")
+	addAllowEmptyFlag(cmd, &mf.allowEmpty, "--exit-code selects no object")
+	for flag, fn := range map[string]cobra.CompletionFunc{
+		"from":            completePairs(cluster, &sel, legacyWriters, applyManagersOf),
+		"condition":       completePairs(cluster, &sel, legacyConditionTypes, applyManagersOf),
+		"new-destination": pf.completeDestinations,
+	} {
+		_ = cmd.RegisterFlagCompletionFunc(flag, fn) // fails only for a missing flag
+	}
 	return cmd
 }
 

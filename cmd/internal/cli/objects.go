@@ -85,7 +85,9 @@ type selection struct {
 	// named are the named objects in argument order, read or stubs.
 	named []*unstructured.Unstructured
 
-	lists         []*meta.RESTMapping
+	lists []*meta.RESTMapping
+	// listed counts the objects each of lists yielded.
+	listed        map[*meta.RESTMapping]int
 	namespace     string
 	allNamespaces bool
 	selector      string
@@ -107,7 +109,8 @@ func (f *objectFlags) selectObjects(cluster *clusterAccess, args []string) (*sel
 	if err != nil {
 		return nil, err
 	}
-	s := &selection{Named: named, namespace: ns, allNamespaces: f.allNamespaces, selector: f.selector}
+	s := &selection{Named: named, namespace: ns, allNamespaces: f.allNamespaces, selector: f.selector,
+		listed: map[*meta.RESTMapping]int{}}
 	err = r.Visit(func(info *resource.Info, err error) error {
 		if err != nil {
 			return err
@@ -132,6 +135,7 @@ func (f *objectFlags) selectObjects(cluster *clusterAccess, args []string) (*sel
 				s.lists = append(s.lists, info.Mapping)
 			}
 			return meta.EachListItem(info.Object, func(item runtime.Object) error {
+				s.listed[info.Mapping]++
 				return s.add(item)
 			})
 		}
@@ -190,12 +194,32 @@ func stubOf(info *resource.Info) *unstructured.Unstructured {
 	return u
 }
 
+// emptyLists says, one line each, which of several listed types found no
+// object (owners widgets,sprockets): the objects of the others would
+// otherwise hide that one found nothing. Empty when every type found some,
+// or when nothing was found at all (describeEmpty says that).
+func (s *selection) emptyLists() []string {
+	if len(s.Objects) == 0 {
+		return nil
+	}
+	var out []string
+	for _, m := range s.lists {
+		if s.listed[m] == 0 {
+			out = append(out, s.describeEmptyOf([]*meta.RESTMapping{m}))
+		}
+	}
+	return out
+}
+
 // describeEmpty names where objects were looked for, for the message a list
 // that found nothing prints on stderr.
-func (s *selection) describeEmpty() string {
+func (s *selection) describeEmpty() string { return s.describeEmptyOf(s.lists) }
+
+// describeEmptyOf is describeEmpty for some of the listed types.
+func (s *selection) describeEmptyOf(lists []*meta.RESTMapping) string {
 	var what []string
 	namespaced := false
-	for _, m := range s.lists {
+	for _, m := range lists {
 		what = append(what, m.Resource.GroupResource().String())
 		namespaced = namespaced || m.Scope.Name() == meta.RESTScopeNameNamespace
 	}

@@ -26,9 +26,18 @@ const noManagedFieldsNote = "no managedFields: the API server recorded no field 
 	"the first apply attributes every existing field to " + ownership.BeforeFirstApplyManager +
 	" (migrate seeds that and hands the fields over)"
 
-// noManagedFieldsCell is the same note, shorter, for a table cell.
-const noManagedFieldsCell = "no managedFields: who owns its status is unknown, which is not the same as owned by nobody; " +
-	"the first apply attributes its fields to " + ownership.BeforeFirstApplyManager + " (migrate seeds that)"
+// noManagedFieldsCell marks an object without managedFields in a table;
+// the note after the table (untrackedNote) explains it once, so that a long
+// cell does not widen every row past the terminal.
+const noManagedFieldsCell = "no managedFields (see the note below)"
+
+// untrackedNote explains, on stderr after a table, the n objects marked with
+// noManagedFieldsCell.
+func untrackedNote(n int) string {
+	return fmt.Sprintf("note: %s without managedFields: who owns its status is unknown, which is not the same as owned by nobody; "+
+		"the first apply attributes every existing field to %s (migrate seeds that and hands the fields over)",
+		plural(n, "object", "objects"), ownership.BeforeFirstApplyManager)
+}
 
 const ownersLong = `For each object, show which field manager owns which status condition type
 and which other status fields: one row per object, managedFields entry, and
@@ -93,7 +102,7 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 		Short:             "Show who owns which status condition type and field of objects",
 		Long:              ownersLong,
 		Example:           ownersExample,
-		Args:              cobra.MinimumNArgs(1),
+		Args:              resourceArgs,
 		ValidArgsFunction: completeObjects(cluster),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := out.check(); err != nil {
@@ -109,8 +118,13 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 				result.Errors = append(result.Errors, errorView(s.ListErr))
 			}
 			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
-			if out.mode() != modeDocument && !s.Named && len(s.Objects) == 0 {
-				fmt.Fprintln(stderr, s.describeEmpty())
+			if out.mode() != modeDocument && !s.Named {
+				if len(s.Objects) == 0 {
+					fmt.Fprintln(stderr, s.describeEmpty())
+				}
+				for _, line := range s.emptyLists() {
+					fmt.Fprintln(stderr, line)
+				}
 			}
 			switch out.mode() {
 			case modeDocument:
@@ -120,6 +134,9 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 			default:
 				var hidden int
 				hidden, err = writeOwnersTable(stdout, out, result, allManagers, sel.allNamespaces)
+				if n := untracked(result); n > 0 {
+					fmt.Fprintln(stderr, untrackedNote(n))
+				}
 				switch {
 				case hidden == 1:
 					fmt.Fprintln(stderr, "1 managedFields entry owns no status field and is not shown; --all-managers lists it")
@@ -147,6 +164,17 @@ func objects(us []*unstructured.Unstructured) []runtime.Object {
 		out = append(out, u)
 	}
 	return out
+}
+
+// untracked counts the objects of result without managedFields.
+func untracked(result ownersList) int {
+	n := 0
+	for _, item := range result.Items {
+		if !item.ManagedFields {
+			n++
+		}
+	}
+	return n
 }
 
 // inspectAll decodes every object's managedFields. An object without any is

@@ -264,7 +264,7 @@ func TestWriteOwnersTable(t *testing.T) {
 		{"w1", "networking", "Apply", "status", "condition B", "shared with legacy"},
 		{"w1", "readiness", "Apply", "status", "condition R", "<none>"},
 		{"w1", "readiness", "Apply", "status", ".status.readyReplicas", "<none>"},
-		{"w2", "<none>", "<none>", "<none>", "<unknown>", "no managedFields", "not the same as owned by nobody"},
+		{"w2", "<none>", "<none>", "<none>", "<unknown>", "no managedFields (see the note below)"},
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("got %d lines, want %d:\n%s", len(lines), len(want), b.String())
@@ -273,6 +273,9 @@ func TestWriteOwnersTable(t *testing.T) {
 		if lineWith(lines[i], want[i]...) == "" {
 			t.Errorf("line %d %q misses %q", i, lines[i], want[i])
 		}
+	}
+	if width := len(lines[len(lines)-1]); width > 120 {
+		t.Errorf("the untracked object's row is %d characters wide: its note belongs after the table", width)
 	}
 	if strings.Contains(b.String(), "API VERSION") || strings.Contains(lines[1], "shared") {
 		t.Errorf("default columns or notes wrong:\n%s", b.String())

@@ -46,7 +46,9 @@ Output: -o json|yaml|name|wide|jsonpath=...|go-template=... as in kubectl get;
 stdout holds only the output asked for. -v=N is kubectl's log verbosity (6 logs
 every request).
 Exit codes, the same for every command: 0 clean, 1 findings (lint; audit under
---exit-code) or changes under --exit-code (migrate), 2 usage and tool errors.
+--exit-code) or changes under --exit-code (migrate), and a gate that examined
+nothing (no CRD, no object, no package) unless --allow-empty, 2 usage and tool
+errors.
 
 kubectl plugin: put a binary named kubectl-statusapply on PATH, for example
   go install github.com/statusapply/statusapply/cmd/kubectl-statusapply@latest
@@ -79,6 +81,7 @@ func NewRootCommand() *cobra.Command {
 		}
 	}
 	cluster.addFlags(root.PersistentFlags())
+	registerConnectionCompletions(root, cluster)
 	addVerbosityFlag(root.PersistentFlags())
 	root.AddCommand(
 		newOwnersCommand(cluster),
@@ -169,6 +172,28 @@ func ExitCode(err error) int {
 	return exitUsage
 }
 
+// unreachableHint follows an error that says the API server could not be
+// reached, as kubectl's "did you specify the right host or port?" does.
+const unreachableHint = "is the API server reachable? check --kubeconfig, --context or --server"
+
+// unreachable reports whether err says the API server could not be reached:
+// a connection that failed or broke (connectionLost), or a name that did
+// not resolve. Discovery errors carry the cause as text only, so the text
+// is checked too.
+func unreachable(err error) bool {
+	if connectionLost(err) {
+		return true
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "no such host", "i/o timeout", "network is unreachable",
+		"no route to host", "connection reset by peer", "TLS handshake timeout"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Execute runs root with the process arguments until it finishes or is
 // interrupted (SIGINT) or terminated (SIGTERM), prints a failure to stderr as
 // one "error: ..." line and returns the exit code, so that every main is a
@@ -186,6 +211,9 @@ func Execute(root *cobra.Command) int {
 		// A signal stopped the command wherever it was; say so, whatever
 		// failed because of it.
 		err = fmt.Errorf("interrupted by %w: %w", context.Cause(ctx), err)
+	}
+	if err != nil && ctx.Err() == nil && unreachable(err) {
+		err = fmt.Errorf("%w (%s)", err, unreachableHint)
 	}
 	if ee, ok := errors.AsType[*exitError](err); !ok || ee.err != nil {
 		if err != nil {

@@ -41,12 +41,13 @@ this binary. go must be on PATH.
 
 Findings go to stdout as file:line:col: message, the summary to stderr; --json
 prints go vet's JSON instead (one document per package with findings,
-suggested fixes included). Exit codes: 0 no finding, 1 findings, 2 a package
-that does not build, a missing tool or go.`
+suggested fixes included). Exit codes: 0 no finding, 1 findings, or no package
+vetted at all (patterns that match none) unless --allow-empty, 2 a package that
+does not build, a missing tool or go.`
 
 // newVetCommand returns the vet command.
 func newVetCommand() *cobra.Command {
-	var asJSON bool
+	var asJSON, allowEmpty bool
 	var tool string
 	cmd := &cobra.Command{
 		Use:   "vet [PACKAGES...] [--json] [--vettool PATH]",
@@ -68,7 +69,7 @@ func newVetCommand() *cobra.Command {
 			if err := run.Run(); err != nil {
 				return withExitCode(exitUsage, fmt.Errorf("go vet: %w", err))
 			}
-			findings, err := readVetJSON(out.Bytes())
+			findings, packages, err := readVetJSON(out.Bytes())
 			if err != nil {
 				return withExitCode(exitUsage, err)
 			}
@@ -82,13 +83,18 @@ func newVetCommand() *cobra.Command {
 				}
 			}
 			fmt.Fprintln(cmd.ErrOrStderr(), plural(len(findings), "finding", "findings"))
-			if len(findings) > 0 {
+			switch {
+			case len(findings) > 0:
 				return withExitCode(exitFindings, nil)
+			case packages == 0 && !allowEmpty:
+				return withExitCode(exitFindings, fmt.Errorf("no package vetted: %s matched none; %s",
+					strings.Join(args, " "), allowEmptyHint))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print go vet's JSON: {package: {analyzer: [{posn, end, message, suggested_fixes}]}} per package")
+	addAllowEmptyFlag(cmd, &allowEmpty, "the packages match no package")
 	cmd.Flags().StringVar(&tool, "vettool", "", "path of the statusapply-vet binary (default: on PATH, else next to this binary)")
 	return cmd
 }
@@ -123,9 +129,10 @@ type vetFinding struct {
 
 // readVetJSON reads go vet -json's output, a stream of documents mapping
 // package paths to analyzer names to diagnostics (or to {"error": ...} when
-// an analyzer failed), in order.
-func readVetJSON(data []byte) ([]vetFinding, error) {
-	var findings []vetFinding
+// an analyzer failed), in order: one document per package vetted, {} for a
+// package without findings. It returns the findings and the number of
+// documents.
+func readVetJSON(data []byte) (findings []vetFinding, packages int, err error) {
 	var errs []error
 	dec := json.NewDecoder(bytes.NewReader(data))
 	for {
@@ -133,8 +140,9 @@ func readVetJSON(data []byte) ([]vetFinding, error) {
 		if err := dec.Decode(&doc); errors.Is(err, io.EOF) {
 			break
 		} else if err != nil {
-			return nil, fmt.Errorf("reading go vet's output: %w", err)
+			return nil, 0, fmt.Errorf("reading go vet's output: %w", err)
 		}
+		packages++
 		for pkg, analyzers := range doc {
 			for name, raw := range analyzers {
 				var diags []vetFinding
@@ -146,7 +154,7 @@ func readVetJSON(data []byte) ([]vetFinding, error) {
 						errs = append(errs, fmt.Errorf("%s: %s: %s", pkg, name, failed.Error))
 						continue
 					}
-					return nil, fmt.Errorf("reading go vet's output: %w", err)
+					return nil, 0, fmt.Errorf("reading go vet's output: %w", err)
 				}
 				for _, d := range diags {
 					d.Analyzer = name
@@ -156,7 +164,7 @@ func readVetJSON(data []byte) ([]vetFinding, error) {
 		}
 	}
 	sort.SliceStable(findings, func(i, j int) bool { return posnLess(findings[i].Posn, findings[j].Posn) })
-	return findings, errors.Join(errs...)
+	return findings, packages, errors.Join(errs...)
 }
 
 // posnLess orders file:line:col positions by file, then line and column

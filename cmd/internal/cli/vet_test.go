@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,9 +22,12 @@ func TestReadVetJSON(t *testing.T) {
 	}
 }
 `
-	got, err := readVetJSON([]byte(out))
+	got, packages, err := readVetJSON([]byte(out))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if packages != 2 {
+		t.Errorf("%d packages, want 2", packages)
 	}
 	var lines []string
 	for _, f := range got {
@@ -33,10 +37,13 @@ func TestReadVetJSON(t *testing.T) {
 	if s := strings.Join(lines, "|"); s != want {
 		t.Errorf("findings\n%s\nwant\n%s", s, want)
 	}
-	if f, err := readVetJSON(nil); err != nil || len(f) != 0 {
-		t.Errorf("no output: %v, %v; want no finding", f, err)
+	if f, n, err := readVetJSON(nil); err != nil || len(f) != 0 || n != 0 {
+		t.Errorf("no output: %v, %d, %v; want no finding and no package", f, n, err)
 	}
-	if _, err := readVetJSON([]byte(`{"p": {"statuswrite": {"error": "boom"}}}`)); err == nil || !strings.Contains(err.Error(), "boom") {
+	if f, n, err := readVetJSON([]byte("{}\n{}\n")); err != nil || len(f) != 0 || n != 2 {
+		t.Errorf("two clean packages: %v, %d, %v", f, n, err)
+	}
+	if _, _, err := readVetJSON([]byte(`{"p": {"statuswrite": {"error": "boom"}}}`)); err == nil || !strings.Contains(err.Error(), "boom") {
 		t.Errorf("an analyzer's error: %v", err)
 	}
 }
@@ -50,5 +57,41 @@ func TestVetWithoutTool(t *testing.T) {
 	_, _, err = runRoot(t, "vet", "--vettool", filepath.Join(t.TempDir(), "missing"))
 	if ExitCode(err) != exitUsage {
 		t.Errorf("vet with a missing --vettool: %v, want exit 2", err)
+	}
+}
+
+// TestVetOnNothing runs vet with a go that vets what it is told: nothing
+// (no JSON document, as go vet prints for patterns that match no package),
+// or one clean package.
+func TestVetOnNothing(t *testing.T) {
+	bin := t.TempDir()
+	tool := filepath.Join(bin, vetToolName)
+	if err := os.WriteFile(tool, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fakeGo := func(output string) {
+		t.Helper()
+		script := "#!/bin/sh\nprintf '" + output + "'\n"
+		if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+
+	fakeGo("")
+	_, stderr, err := runRoot(t, "vet", "./config/...")
+	if ExitCode(err) != exitFindings || err == nil ||
+		err.Error() != "no package vetted: ./config/... matched none; give --allow-empty if nothing is expected" {
+		t.Errorf("vet of nothing: %v (exit %d), want exit 1 saying why", err, ExitCode(err))
+	}
+	if stderr != "0 findings\n" {
+		t.Errorf("stderr %q", stderr)
+	}
+	if _, _, err := runRoot(t, "vet", "./config/...", "--allow-empty"); err != nil {
+		t.Errorf("vet of nothing with --allow-empty: %v", err)
+	}
+	fakeGo("{}\\n")
+	if _, _, err := runRoot(t, "vet", "./..."); err != nil {
+		t.Errorf("vet of a clean package: %v, want exit 0", err)
 	}
 }

@@ -196,9 +196,25 @@ var _ = Describe("audit", func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring("dry run: 7 objects, 7 would change, 0 unchanged, 0 failed"))
 
-		By("then for real; the audit again finds nothing left to migrate")
+		Expect(r.stderr).To(ContainSubstring("warning: legacy writer legacy wrote 3 objects within 24h"))
+		Expect(r.stderr).To(ContainSubstring("--apply refuses to take its fields until it is switched to apply or stopped"))
+
+		By("--apply refuses while the legacy writer is active: the migration would remove the entries that show it, " +
+			"and the audit after it would pass although the writer goes on")
 		r = run(ctx, append(args, "--apply")...)
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError(HavePrefix("not migrating from a legacy writer still active: legacy wrote 3 objects within 24h (last ")))
+		Expect(r.err).To(MatchError(ContainSubstring("--allow-active migrates anyway")))
+		Expect(r.stdout).To(BeEmpty())
+		_, again := audit(ctx)
+		Expect(again.ActiveLegacyWriters).To(HaveLen(1), "nothing was written: the audit still sees the writer")
+
+		By("then for real, told the writer is switched; the audit again finds nothing left to migrate")
+		r = run(ctx, append(args, "--apply", "--allow-active")...)
 		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(MatchRegexp(`(?m)^7 objects: 7 migrated, 0 unchanged, 0 failed\nwarning: legacy writer legacy wrote 3 objects `+
+			`within 24h \(last [^)]+ ago\): migrated from it anyway \(--allow-active\); its next write takes its fields back$`),
+			"the summary says the source was active")
 		r, out = audit(ctx, "--exit-code")
 		Expect(r.err).NotTo(HaveOccurred(), "no findings left: exit 0")
 		Expect(out.Objects).To(Equal(7))
@@ -236,5 +252,32 @@ var _ = Describe("audit", func() {
 		r = run(ctx, "audit", "widgets,gadgets", "-n", ns)
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
 		Expect(r.err.Error()).To(ContainSubstring("one resource type at a time"))
+
+		By("--exit-code on nothing fails, saying why, unless --allow-empty")
+		r = run(ctx, "audit", "widgets", "-n", ns, "-l", "app=none", "--exit-code")
+		Expect(cli.ExitCode(r.err)).To(Equal(1))
+		Expect(r.err).To(MatchError("nothing audited: no widgets.demo.statusapply.io found in namespace " + ns +
+			" matching app=none; give --allow-empty if nothing is expected"))
+		Expect(r.stdout).To(HavePrefix("SCHEMA FINDING "))
+		r = run(ctx, "audit", "widgets", "-n", ns, "-l", "app=none", "--exit-code", "-o", "json")
+		Expect(cli.ExitCode(r.err)).To(Equal(1), "a document is no excuse")
+		r = run(ctx, "audit", "widgets", "-n", ns, "-l", "app=none", "--exit-code", "--allow-empty")
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(0))
+
+		By("the control: the same gate on objects without findings passes")
+		untrackedObject(ctx, "clean")
+		r = run(ctx, "migrate", "widgets", "-n", ns, "--from", "before-first-apply=summary", "--new-destination", "summary", "--apply")
+		Expect(r.err).NotTo(HaveOccurred(), "before-first-apply is never an active writer")
+		r = run(ctx, "audit", "widgets", "-n", ns, "--exit-code")
+		Expect(r.err).NotTo(HaveOccurred())
+
+		By("object names are a usage error, in one line")
+		r = run(ctx, "audit", "widgets", "w1", "-n", ns)
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError("audit takes one resource type, not 2 arguments (widgets w1): it audits every object " +
+			"of the type; narrow it with -n or -l (see 'statusapply audit --help')"))
+		Expect(r.stdout).To(BeEmpty())
+		Expect(r.stderr).To(BeEmpty(), "no usage dump")
 	})
 })

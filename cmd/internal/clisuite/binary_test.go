@@ -119,6 +119,13 @@ var _ = Describe("the built binaries", func() {
 		Expect(r.code).To(Equal(2))
 		Expect(r.stdout).To(BeEmpty())
 		Expect(r.stderr).To(MatchRegexp(`^error: no kubeconfig found [^\n]*\n$`), "one line")
+		Expect(r.stderr).NotTo(ContainSubstring("reachable"), "no connection was tried: no hint")
+
+		r = runBinary(ctx, isolatedEnv(), "statusapply", "audit", "widgets", "w1")
+		Expect(r.code).To(Equal(2))
+		Expect(r.stdout).To(BeEmpty())
+		Expect(r.stderr).To(Equal("error: audit takes one resource type, not 2 arguments (widgets w1): it audits every object "+
+			"of the type; narrow it with -n or -l (see 'statusapply audit --help')\n"), "one line, no usage dump")
 		Expect(r.stderr).NotTo(ContainSubstring("localhost:8080"))
 
 		unreachable := filepath.Join(suiteDir, "unreachable.kubeconfig")
@@ -144,6 +151,8 @@ current-context: nowhere
 			r = runBinary(ctx, isolatedEnv(), "statusapply", append(args, "--kubeconfig", unreachable)...)
 			Expect(r.code).To(Equal(2), "%v", args)
 			Expect(r.stderr).To(MatchRegexp(`^error: [^\n]*127\.0\.0\.1:1[^\n]*\n$`), "%v: one line, no client-go log lines", args)
+			Expect(r.stderr).To(HaveSuffix("connection refused (is the API server reachable? check --kubeconfig, --context or --server)\n"),
+				"%v: a hint, as kubectl gives", args)
 		}
 	})
 

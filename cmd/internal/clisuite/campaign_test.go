@@ -2,6 +2,7 @@ package clisuite
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"maps"
 	"slices"
@@ -304,12 +305,12 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 		By("audit --writer: the flags that hand each condition to its declared writer")
 		r, out = audit(ctx, writerFlags...)
 		Expect(r.err).NotTo(HaveOccurred())
-		flags := []string{"--condition", "NetworkReady=" + machineNetwork, "--condition", "Ready=" + machineReadiness}
-		Expect(out.Verdict.Flags).To(Equal(flags))
+		plan := []string{"--condition", "NetworkReady=" + machineNetwork, "--condition", "Ready=" + machineReadiness}
+		flags := append(slices.Clone(plan), "--new-destination", machineNetwork, "--new-destination", machineReadiness)
+		Expect(out.Verdict.Flags).To(Equal(flags), "the declared writers apply nowhere yet: the flags say they are new")
 		Expect(out.Verdict.Unresolved).To(BeEmpty())
 		Expect(out.Verdict.Writers).To(Equal(map[string][]string{machineReadiness: {"Ready"}, machineNetwork: {"NetworkReady"}}))
-		Expect(out.MigrateCommand).To(Equal("statusapply migrate " + resource + " -n " + ns + " " + strings.Join(flags, " ") +
-			" --new-destination " + machineNetwork + " --new-destination " + machineReadiness))
+		Expect(out.MigrateCommand).To(Equal("statusapply migrate " + resource + " -n " + ns + " " + strings.Join(flags, " ")))
 
 		readiness, network := switchWriters(ctx)
 
@@ -321,8 +322,34 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 		r = run(ctx, args...)
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(r.stderr).To(ContainSubstring("dry run: 3 objects, 3 would change, 0 unchanged, 0 failed"))
-		r = run(ctx, append(args, "--apply")...)
+
+		By("for scripts: the verdict's flags from -o jsonpath, run back into migrate --exit-code")
+		r = run(ctx, append(append([]string{"audit", resource, "-n", ns}, writerFlags...), "-o", "jsonpath={.verdict.flags[*]}")...)
 		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(BeEmpty())
+		scripted := strings.Fields(r.stdout)
+		Expect(scripted).To(Equal(flags))
+		r = run(ctx, append(append([]string{"migrate", resource, "-n", ns}, scripted...), "--exit-code")...)
+		Expect(cli.ExitCode(r.err)).To(Equal(1), "accepted, and something would change: %v", r.err)
+		Expect(r.stderr).To(ContainSubstring("dry run: 3 objects, 3 would change"))
+		r = run(ctx, append(append([]string{"audit", resource, "-n", ns}, writerFlags...), "-o", "jsonpath={.verdict.flags}")...)
+		Expect(r.err).NotTo(HaveOccurred())
+		var asJSON []string
+		Expect(json.Unmarshal([]byte(r.stdout), &asJSON)).To(Succeed(), "{.verdict.flags} prints a JSON array: %s", r.stdout)
+		Expect(asJSON).To(Equal(flags))
+		By("the control: the plan's flags alone are refused under --exit-code, since the declared writers apply nowhere")
+		r = run(ctx, append(append([]string{"migrate", resource, "-n", ns}, plan...), "--exit-code")...)
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError(ContainSubstring("refused under --exit-code")))
+
+		By("--apply refuses while the legacy writer wrote within the window; told it is switched, it migrates")
+		r = run(ctx, append(args, "--apply")...)
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError(HavePrefix("not migrating from a legacy writer still active: " + machineLegacy + " wrote 3 objects within 24h")))
+		Expect(owners(ctx)).To(HaveEach(HaveKeyWithValue("Ready", []string{machineLegacy})), "nothing was written")
+		r = run(ctx, append(args, "--apply", "--allow-active")...)
+		Expect(r.err).NotTo(HaveOccurred())
+		Expect(r.stderr).To(ContainSubstring("warning: legacy writer " + machineLegacy + " wrote 3 objects within 24h"))
 		for name, conds := range owners(ctx) {
 			Expect(conds).To(Equal(map[string][]string{"Ready": {machineReadiness}, "NetworkReady": {machineNetwork}}), name)
 		}

@@ -54,10 +54,22 @@ func runThrough(ctx context.Context, kubeconfig string, args ...string) result {
 // an API server through the kubeconfig file.
 func runTree(ctx context.Context, root *cobra.Command, kubeconfig string, args ...string) result {
 	GinkgoHelper()
+	return runTreeWithInput(ctx, root, kubeconfig, "", args...)
+}
+
+// runWithInput is run with stdin reading input.
+func runWithInput(ctx context.Context, input string, args ...string) result {
+	GinkgoHelper()
+	return runTreeWithInput(ctx, cli.NewRootCommand(), kubeconfig, input, args...)
+}
+
+// runTreeWithInput is runTree with stdin reading input.
+func runTreeWithInput(ctx context.Context, root *cobra.Command, kubeconfig, input string, args ...string) result {
+	GinkgoHelper()
 	var stdout, stderr bytes.Buffer
 	root.SetOut(&stdout)
 	root.SetErr(&stderr)
-	root.SetIn(strings.NewReader(""))
+	root.SetIn(strings.NewReader(input))
 	root.SetArgs(append(slices.Clone(args), "--kubeconfig", kubeconfig, "--cache-dir", cacheDir))
 	err := root.ExecuteContext(ctx)
 	GinkgoWriter.Printf("$ %s %s\n%s%s", root.DisplayName(), strings.Join(args, " "), stdout.String(), stderr.String())

@@ -92,7 +92,7 @@ func tableLines(screen, header string) []string {
 		if len(lines) == 0 && !strings.HasPrefix(line, header) {
 			continue
 		}
-		if line == "" || strings.HasPrefix(line, "[exit") || strings.HasPrefix(line, "dry run:") ||
+		if line == "" || strings.HasPrefix(line, "[exit") || strings.HasPrefix(line, "dry run:") || strings.HasPrefix(line, "note:") ||
 			strings.Contains(line, "managedFields entr") {
 			break
 		}
@@ -151,6 +151,19 @@ var _ = Describe("in a terminal", func() {
 		lines = tableLines(screen, "NAMESPACE")
 		Expect(lines[0]).To(MatchRegexp(`^NAMESPACE {3,}NAME {3,}MANAGER {3,}OPERATION {3,}SUBRESOURCE {3,}OWNS {3,}API VERSION {3,}UPDATED {3,}NOTES$`))
 		expectAligned(lines)
+
+		By("an object without managedFields: a short cell, and the note once after the table, which fits the terminal")
+		untrackedNS := createNamespaceWithWidgets(ctx, "u1")
+		legacyWrite(ctx, widgetKey(untrackedNS, "u1"), "Running", widgets.CS("A", "True"))
+		clearManagedFields(ctx, widgetKey(untrackedNS, "u1"))
+		screen = term.run(ctx, "owners-untracked", fmt.Sprintf("%s owners widgets -n %s %s", bin, untrackedNS, flags))
+		lines = tableLines(screen, "NAME")
+		Expect(lines).To(HaveLen(2))
+		expectAligned(lines)
+		for _, l := range lines {
+			Expect(len(l)).To(BeNumerically("<=", 200), "a row wider than the 200-column terminal wraps: %q", l)
+		}
+		Expect(screen).To(MatchRegexp(`(?m)^note: 1 object without managedFields: who owns its status is unknown`))
 
 		screen, raw := term.runRaw(ctx, "migrate", fmt.Sprintf("%s migrate widgets -n %s --from legacy=summary -o wide %s", bin, ns, flags))
 		Expect(screen).To(ContainSubstring("[exit 0]"))
