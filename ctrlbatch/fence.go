@@ -69,9 +69,13 @@ func LeaseOnly() FenceOption {
 // the Flush stopped fails with ssa.ErrOutcomeUnknown: it may have landed (if
 // guarded, only on an object unchanged since its observation).
 //
-// What the guard does not cover: a decision a reconciler took from anything
-// but the observed object (another object, a cache of its own) is not
-// re-checked; such an input needs its own guard.
+// Assumptions: the guard's promise holds whatever the clocks, pauses and
+// network do (the API server checks it when it applies the request). The
+// proof's relies on the Fence: for LeaseFence, on clocks that run at about the
+// same rate and a monotonic clock that keeps running while the process is
+// stopped. What the guard does not cover: a decision a reconciler took from
+// anything but the observed object (another object, a cache of its own) is
+// not re-checked; such an input needs its own guard.
 //
 // Why: under leader election every replica of a controller writes as the same
 // field manager, so a server-side apply from a replica that lost its lease is
