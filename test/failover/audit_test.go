@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"sort"
@@ -44,8 +45,10 @@ func (e *auditEvent) ok() bool {
 
 // auditFigures are what the audit log says of the replicas' status applies.
 type auditFigures struct {
-	// applies are the replicas' status applies the API server accepted.
-	applies int
+	// applies are the replicas' status applies the API server accepted;
+	// refused those it answered with a 409 (a stale resourceVersion, or a
+	// field-manager conflict).
+	applies, refused int
 	// stale are those that completed while another replica held the Lease
 	// (its last accepted write was another replica's) and carried no
 	// resourceVersion: they may have written over what the leader wrote.
@@ -83,7 +86,7 @@ func analyseAudit(path, ns, lease string, pauses []pauseRecord) (auditFigures, e
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return fig, fmt.Errorf("audit log line: %w", err)
 		}
-		if e.ObjectRef != nil && e.ObjectRef.Namespace == ns && e.ok() {
+		if e.ObjectRef != nil && e.ObjectRef.Namespace == ns {
 			events = append(events, e)
 		}
 	}
@@ -100,6 +103,13 @@ func analyseAudit(path, ns, lease string, pauses []pauseRecord) (auditFigures, e
 	leader := ""
 	for _, e := range events {
 		ref, user := e.ObjectRef, e.User.Username
+		if !e.ok() {
+			if ref.Resource == "widgets" && ref.Subresource == "status" && e.Verb == "patch" && strings.HasPrefix(user, "replica-") &&
+				e.ResponseStatus != nil && e.ResponseStatus.Code == http.StatusConflict {
+				fig.refused++
+			}
+			continue
+		}
 		switch {
 		case ref.Resource == "leases" && ref.Name == lease && (e.Verb == "create" || e.Verb == "update"):
 			leader = user

@@ -92,7 +92,7 @@ func (r *report) line() string {
 		"  writes: applies=%.0f (scraped from the replicas; a killed one's last second is missing) spec bumps=%d legacy patches=%d\n"+
 		"  set-up: fence=%s replicas=%d starved=%t lease=%s renew=%s\n"+
 		"  reconciles whose status the fence dropped=%d, whose flush it stopped=%d; applies of unknown outcome=%d\n"+
-		"  audit log: status applies by replicas=%d; landed while another replica led, unguarded=%d (after their sender resumed from a pause: %d), guarded on an unchanged object=%d; regressions=%d\n"+
+		"  audit log: status applies by replicas=%d (and %d refused with a 409); landed while another replica led, unguarded=%d (after their sender resumed from a pause: %d), guarded on an unchanged object=%d; regressions=%d\n"+
 		"  versions checked=%d relists=%d converged after faults=%s (bound %s)\n"+
 		"  peak heap per process MiB=[%s]",
 		r.elapsed.Round(time.Second), r.cfg.seed, r.cfg.broken, r.violations,
@@ -101,7 +101,7 @@ func (r *report) line() string {
 		r.applies, r.st.bumps.Load(), r.st.legacyPatches.Load(),
 		r.cfg.su.fence, r.cfg.su.count, r.cfg.su.starved, r.cfg.su.lease, r.cfg.su.renew,
 		r.fenced, r.stopped, r.unknown,
-		r.audit.applies, r.audit.stale, r.audit.staleAfterResume, r.audit.lateGuarded, r.regressions,
+		r.audit.applies, r.audit.refused, r.audit.stale, r.audit.staleAfterResume, r.audit.lateGuarded, r.regressions,
 		r.versions, r.relists, conv, convergeWithin, strings.Join(ps, " "))
 }
 
