@@ -1,8 +1,10 @@
 // Package failover holds `make soak-failover`: the example controller manager
 // (examples/cmd/widgets) run as real replicas, separate OS processes electing
 // a leader on a Lease, against a real API server, while a driver kills,
-// pauses and replaces the leader and restarts the API server. A watch checks
-// that no writer's status ever goes back in time. It is skipped unless
+// pauses and replaces the leader and restarts the API server, and pauses
+// leaders of replicas starved of CPU. A watch checks that no writer's status
+// ever goes back in time, and the API server's audit log that no replica's
+// unguarded apply lands while another leads. It is skipped unless
 // SOAK_DURATION is set; docs/reliability.md describes it.
 package failover
 
@@ -30,7 +32,7 @@ const (
 	// conditions array from a snapshot it holds for a while.
 	brokenMergePatch = "mergepatch"
 	// brokenNoFence runs the replicas with --lease-fence=false, and pauses
-	// the leader as the only fault.
+	// the leader as the only fault; its control runs them starved.
 	brokenNoFence = "nofence"
 	// brokenLeaseOnly runs the replicas with the lease fence alone
 	// (--fence-guard=false). It narrows the window without closing it, so
