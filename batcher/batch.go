@@ -41,6 +41,7 @@ type Batch struct {
 	concurrency int
 	onResult    func(ssa.Target, ssa.Result, error)
 	shadow      *Shadow // shadow mode: Flush compares instead of writing
+	guardAll    bool    // every entry is applied Guarded (WithGuardedEntries)
 
 	// scratch holds *[]byte buffers that pack compresses into.
 	scratch sync.Pool
@@ -234,6 +235,18 @@ func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
 	return func(b *Batch) { b.onResult = fn }
 }
 
+// WithGuardedEntries applies every entry of the batch as if each of its
+// contributions had passed ssa.Guarded: the apply carries the resourceVersion
+// of the observation it was built from, so it can never change an object that
+// changed since; on a stale one the object is read again and the entry rebuilt
+// and retried (see ssa.Guarded). Mutators and Edits must then be deterministic
+// in the observed object, which they must be anyway. It costs a read and a
+// second apply whenever another writer changed the object between the
+// observation and the apply. ctrlbatch.WithFence sets it.
+func WithGuardedEntries() Option {
+	return func(b *Batch) { b.guardAll = true }
+}
+
 // New returns an empty Batch that applies through a.
 func New(a *ssa.Applier, opts ...Option) *Batch {
 	b := &Batch{applier: a, concurrency: DefaultConcurrency}
@@ -418,8 +431,11 @@ func (b *Batch) FlushInto(ctx context.Context, errp *error) {
 // (see WithConcurrency) and each object's entries in order. Entries applied,
 // or needing no apply, are cleared; failed ones stay queued. The error joins
 // every entry's error, each naming its target; errors.Is and errors.As
-// (apierrors.IsNotFound, conflicts classification) work through it. In shadow
-// mode (WithShadow) Flush writes nothing and reports divergence instead.
+// (apierrors.IsNotFound, conflicts classification) work through it. An entry
+// whose request may have reached the API server before it failed (the context
+// ended, the connection broke) fails with ssa.ErrOutcomeUnknown: it may have
+// been applied, and stays queued like any failed entry. In shadow mode
+// (WithShadow) Flush writes nothing and reports divergence instead.
 func (b *Batch) Flush(ctx context.Context) error {
 	return b.flush(ctx, nil)
 }
@@ -615,6 +631,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		contribs := ew.contribs
 		opts := &ew.entry.opts
 		*opts = applyOptions(contribs)
+		opts.Guarded = opts.Guarded || b.guardAll
 		if opts.Guarded && incarnation != "" && obs.GetUID() != incarnation {
 			// An earlier status apply (whose uid the API server ignores) landed
 			// on a recreated object: a guard decided on the old one must not pass.

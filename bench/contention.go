@@ -27,7 +27,8 @@ import (
 )
 
 // ContentionApproaches lists scenario 2's approaches in run order.
-var ContentionApproaches = []string{MergePatchStale, OptimisticPatch, CAPIHelper, RawApply, RawApplySerialized, StatusapplyShared, StatusapplySep}
+var ContentionApproaches = []string{MergePatchStale, OptimisticPatch, CAPIHelper, RawApply, RawApplySerialized, StatusapplyShared, StatusapplySep,
+	StatusapplySharedGuarded, StatusapplySepGuarded}
 
 // objectLocks is a mutex per object, shared by the writers of one process: what
 // (d') raw apply, serialized per object, takes around each apply.
@@ -214,9 +215,13 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 				return c.Status().Apply(ctx, ac, client.FieldOwner(fmt.Sprintf("writer-%d", i)))
 			}
 		}
-	case StatusapplyShared, StatusapplySep:
+	case StatusapplyShared, StatusapplySep, StatusapplySharedGuarded, StatusapplySepGuarded:
+		var batchOpts []batcher.Option
+		if approach == StatusapplySharedGuarded || approach == StatusapplySepGuarded {
+			batchOpts = append(batchOpts, batcher.WithGuardedEntries())
+		}
 		var shared *ssa.Applier
-		if approach == StatusapplyShared {
+		if approach == StatusapplyShared || approach == StatusapplySharedGuarded {
 			c, err := newClient(false)
 			if err != nil {
 				return nil, nil, err
@@ -244,7 +249,8 @@ func newUpdaters(ctx context.Context, h *Harness, approach string, key client.Ob
 			}
 			ups[i] = func(ctx context.Context, i, k int) error {
 				var last client.Object
-				b := batcher.New(applier, batcher.WithResultHook(func(_ ssa.Target, res ssa.Result, _ error) { last = res.Object }))
+				opts := append([]batcher.Option{batcher.WithResultHook(func(_ ssa.Target, res ssa.Result, _ error) { last = res.Object })}, batchOpts...)
+				b := batcher.New(applier, opts...)
 				err := batcher.Status(b, observed, fmt.Sprintf("writer-%d", i), func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 					if ac.Status == nil {
 						ac.WithStatus(acv1alpha1.WidgetStatus())

@@ -36,6 +36,10 @@ const (
 	SteadyFloor        = "steady-floor"
 	StatusapplyShared  = "statusapply-shared"
 	StatusapplySep     = "statusapply-separate"
+	// The same two with every entry guarded, as ctrlbatch.WithFence sends a
+	// fenced batch's entries (batcher.WithGuardedEntries).
+	StatusapplySharedGuarded = "statusapply-shared-guarded"
+	StatusapplySepGuarded    = "statusapply-separate-guarded"
 )
 
 // Phases of scenario 1.

@@ -21,8 +21,12 @@
 // error, the reconciler's own included, is returned, joined with the flush's.
 //
 // With WithFence, a batch is flushed only while the process can prove it
-// still holds its leader lease (see LeaseFence); otherwise it is dropped and
-// the reconcile returns ErrFenced.
+// still holds its leader lease (see LeaseFence), and its entries are guarded
+// by the resourceVersion they were built from, so that a leader that resumes
+// from a pause cannot write over what a new leader wrote; otherwise the batch
+// is dropped or its Flush stopped, and the reconcile returns ErrFenced. An
+// apply whose outcome is unknown (ssa.ErrOutcomeUnknown) is returned as an
+// error, never as a conflict.
 //
 // A reconciler that panics is not flushed: what it queued before the panic is
 // dropped, and the panic goes on to controller-runtime.
@@ -44,8 +48,9 @@ import (
 type Option func(*config)
 
 type config struct {
-	batchOpts []batcher.Option
-	fence     Fence
+	batchOpts  []batcher.Option
+	fence      Fence
+	fenceGuard bool // WithFence without LeaseOnly: entries are guarded
 }
 
 // WithBatchOptions passes opts to batcher.New for every reconcile's batch
@@ -80,6 +85,9 @@ func Wrap[Req comparable](applier *ssa.Applier, r reconcile.TypedReconciler[Req]
 	w := &wrapped[Req]{applier: applier, inner: r}
 	for _, o := range opts {
 		o(&w.cfg)
+	}
+	if w.cfg.fence != nil && w.cfg.fenceGuard {
+		w.cfg.batchOpts = append(w.cfg.batchOpts[:len(w.cfg.batchOpts):len(w.cfg.batchOpts)], batcher.WithGuardedEntries())
 	}
 	return w
 }
@@ -117,6 +125,12 @@ func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res rec
 	if flushErr == nil {
 		return res, err
 	}
+	if errors.Is(flushErr, ErrFenced) {
+		applier.Logger(ctx).Info("status flush stopped: the lease cannot be proven held", "pending", len(b.Pending()))
+	}
+	if errors.Is(flushErr, ssa.ErrOutcomeUnknown) {
+		applier.Logger(ctx).Info("status apply outcome unknown: it may have been applied", "error", flushErr.Error())
+	}
 	if err == nil {
 		if after, ok := RequeueAfterFlush(flushErr); ok {
 			applier.Logger(ctx).Info("status apply met a conflict; requeueing", "after", after, "error", flushErr.Error())
@@ -137,6 +151,11 @@ func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res rec
 // to controller-runtime's backoff. Entries held back because their object's
 // main-resource entry failed (batcher.ErrHeldBack) follow that entry.
 func RequeueAfterFlush(flushErr error) (time.Duration, bool) {
+	if errors.Is(flushErr, ErrFenced) || errors.Is(flushErr, ssa.ErrOutcomeUnknown) {
+		// A 409 answered after the proof expired, or an apply that may have
+		// landed, is not a conflict to retry at once.
+		return 0, false
+	}
 	after, ok := conflicts.RequeueAfter(flushErr)
 	if !ok {
 		return 0, false

@@ -3,16 +3,21 @@ package ctrlbatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
+
+	"github.com/statusapply/statusapply/internal/batching"
 )
 
-// ErrFenced is returned by a reconcile whose batch was dropped unsent because
-// its Fence could not prove, at Flush time, that the process still holds the
-// lease that entitles it to write.
-var ErrFenced = errors.New("status not written: the leader lease cannot be proven held")
+// ErrFenced is wrapped by the error of a reconcile whose Fence could not
+// prove that the process may write: at Flush time (the batch is dropped
+// unsent), or before a request or after a response of the Flush (what was not
+// sent yet stays unsent). An entry whose request was in flight when the proof
+// expired fails with ssa.ErrOutcomeUnknown as well: it may have been applied.
+var ErrFenced = errors.New("the leader lease cannot be proven held")
 
 // A Fence says until when the process may write. Until returns the monotonic
 // instant up to which nobody else can have taken over the process's role, and
@@ -21,40 +26,147 @@ type Fence interface {
 	Until() (time.Time, bool)
 }
 
+// FenceOption tunes WithFence.
+type FenceOption func(*fenceConfig)
+
+type fenceConfig struct {
+	leaseOnly bool
+}
+
+// LeaseOnly makes WithFence check the proof only, without guarding the
+// batch's entries: cheaper when several writers change one object (no 409 and
+// re-read after each foreign write), but it narrows the window rather than
+// closing it. A request written before the process stopped, in part or in
+// whole, or one the API server holds past the proof, can still land after
+// another replica took over. docs/reliability.md measures both.
+func LeaseOnly() FenceOption {
+	return func(c *fenceConfig) { c.leaseOnly = true }
+}
+
 // WithFence makes Wrap flush a reconcile's batch only while fence proves the
-// process may write, and with a context that ends when that proof does. When
-// it cannot prove it, the batch is dropped unsent and the reconcile returns
-// ErrFenced (joined with the reconciler's own error, if any), so that
-// controller-runtime retries it on its backoff: if the process is still the
-// leader, the lease is proven again at the next renewal and the retry writes.
+// process may write, and guards every entry of that batch
+// (batcher.WithGuardedEntries) unless LeaseOnly is given.
+//
+// The guard is what closes the window: each apply carries the resourceVersion
+// of the observation it was built from, so the API server refuses it if the
+// object changed since, whenever it arrives. A fenced batch can therefore never
+// change an object that changed after the observation it was built from, and a
+// new leader's write is such a change. On a stale resourceVersion the object is
+// read again and the entry rebuilt from it (Mutators and Edits must be
+// deterministic in the observed object), but only while the proof still holds:
+// what was read is used only if the proof held after the read.
+//
+// The proof decides when nothing more is sent. It is checked by the clock
+// before the Flush, before every request (an apply or a read), and after every
+// response the Flush would act on (a refusal, a read), and a watcher cancels the
+// Flush's context when the proof expires while the process runs (its timer is
+// re-checked, so a renewal meanwhile extends the Flush). When the proof does not
+// hold at Flush time the batch is dropped unsent; later, the Flush stops. Either
+// way the reconcile returns an error wrapping ErrFenced (joined with the
+// reconciler's own, if any), so that controller-runtime retries it on its
+// backoff: if the process is still the leader, the lease is proven again at the
+// next renewal and the retry writes. An apply whose request was in flight when
+// the Flush stopped fails with ssa.ErrOutcomeUnknown: it may have landed (if
+// guarded, only on an object unchanged since its observation).
+//
+// Assumptions: the guard's promise holds whatever the clocks, pauses and
+// network do (the API server checks it when it applies the request). The
+// proof's relies on the Fence: for LeaseFence, on clocks that run at about the
+// same rate and a monotonic clock that keeps running while the process is
+// stopped. What the guard does not cover: a decision a reconciler took from
+// anything but the observed object (another object, a cache of its own) is
+// not re-checked; such an input needs its own guard.
 //
 // Why: under leader election every replica of a controller writes as the same
 // field manager, so a server-side apply from a replica that lost its lease is
 // not a conflict. A leader paused (SIGSTOP, a long GC, a frozen VM) past its
 // lease, or whose reconcile outlived it, resumes and sends what it computed
 // from an old observation on top of what the new leader wrote since: the
-// status goes back in time. See docs/reliability.md.
-func WithFence(fence Fence) Option {
-	return func(c *config) { c.fence = fence }
+// status goes back in time. A check before sending does not stop a request
+// whose bytes were partly written before the pause (they go out on resume), nor
+// one the API server holds; only a precondition the API server checks does.
+// See docs/reliability.md.
+func WithFence(fence Fence, opts ...FenceOption) Option {
+	var fc fenceConfig
+	for _, o := range opts {
+		o(&fc)
+	}
+	return func(c *config) { c.fence, c.fenceGuard = fence, !fc.leaseOnly }
 }
 
-// fenced checks fence before a Flush: it returns ctx bounded by the proof and
-// its cancel func, or ErrFenced.
-func fenced(ctx context.Context, fence Fence) (context.Context, context.CancelFunc, error) {
+// proven returns nil while fence proves the process may write, else ErrFenced.
+func proven(fence Fence) error {
 	until, ok := fence.Until()
-	if !ok || !time.Now().Before(until) {
-		return ctx, func() {}, ErrFenced
+	if !ok {
+		return ErrFenced
 	}
-	ctx, cancel := context.WithDeadline(ctx, until)
-	return ctx, cancel, nil
+	if late := time.Since(until); late >= 0 {
+		return fmt.Errorf("%w (the proof expired %s ago)", ErrFenced, late.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// fenced checks fence before a Flush: it returns ctx that carries the proof's
+// check for every request (see batching.WithProof) and that is cancelled, with
+// ErrFenced as its cause, when the proof expires; and its cancel func. Or
+// ErrFenced.
+func fenced(ctx context.Context, fence Fence) (context.Context, context.CancelFunc, error) {
+	if err := proven(fence); err != nil {
+		return ctx, func() {}, err
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := watchProof(fence, func() { cancel(ErrFenced) })
+	ctx = batching.WithProof(ctx, func() error { return proven(fence) })
+	return ctx, func() { stop(); cancel(nil) }, nil
+}
+
+// watchPoll is the longest watchProof waits between two checks: a proof can
+// also be withdrawn (a release, another holder seen) before it expires.
+const watchPoll = 50 * time.Millisecond
+
+// watchProof calls expired once fence's proof has expired or was withdrawn,
+// checking at its end and at least every watchPoll (a renewal may have moved
+// the end). It returns a func that stops watching. After a pause the timer
+// fires late: the checks before each request are what hold then.
+func watchProof(fence Fence, expired func()) (stop func()) {
+	var (
+		mu      sync.Mutex
+		timer   *time.Timer
+		stopped bool
+	)
+	var check func()
+	check = func() {
+		until, ok := fence.Until()
+		wait := time.Until(until)
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		if !ok || wait <= 0 {
+			stopped = true
+			expired()
+			return
+		}
+		timer = time.AfterFunc(min(wait, watchPoll), check)
+	}
+	check()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		if timer != nil {
+			timer.Stop()
+		}
+	}
 }
 
 // LeaseFence is a Fence fed by the leader election's own lock: every renewal
 // (or acquisition) that the API server accepted under this process's identity
 // proves the lease from the moment the request was sent. Until is that moment
 // plus validFor, by the monotonic clock, which keeps running while the process
-// is stopped, so a process that resumes after a pause finds its proof expired
-// before it writes anything.
+// is stopped: after a pause longer than what was left of the proof, every
+// check WithFence makes fails.
 //
 // Use it with controller-runtime by wrapping the lock the manager elects with:
 //
@@ -69,10 +181,11 @@ func fenced(ctx context.Context, fence Fence) (context.Context, context.CancelFu
 // different rates. controller-runtime's renew deadline is a good value (the
 // leader gives up by then anyway).
 //
-// The fence narrows the window, it does not close it: a write that was checked
-// and then stopped before it reached the network, or that the API server holds
-// past the deadline, can still land late. docs/reliability.md measures what is
-// left.
+// The proof alone narrows the window, it does not close it: a request checked
+// and then stopped before or while its bytes were written goes out when the
+// process resumes, and the API server may hold one past the proof. The guard
+// WithFence adds (unless LeaseOnly) is what refuses such a request when the
+// object changed since its observation. docs/reliability.md measures both.
 type LeaseFence struct {
 	validFor time.Duration
 

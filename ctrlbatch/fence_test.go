@@ -2,18 +2,29 @@ package ctrlbatch_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/url"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/ctrlbatch"
+	"github.com/statusapply/statusapply/ssa"
 )
 
 // fakeLock is a resourcelock.Interface whose writes fail with err when set.
@@ -164,4 +175,218 @@ func TestWrapWithFence(t *testing.T) {
 	if _, err := ctrlbatch.Wrap(a, failing, ctrlbatch.WithFence(staticFence{})).Reconcile(ctx, req); !errors.Is(err, boom) || !errors.Is(err, ctrlbatch.ErrFenced) {
 		t.Fatalf("a failing reconciler behind a closed fence: %v; want both errors", err)
 	}
+}
+
+// clockFence proves the lease until an instant a test moves.
+type clockFence struct {
+	mu    sync.Mutex
+	until time.Time
+}
+
+func (f *clockFence) Until() (time.Time, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.until, true
+}
+
+func (f *clockFence) set(until time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.until = until
+}
+
+// hookFixture is an Applier on a fake client holding Widgets ns/w1 and ns/w2,
+// whose status applies go through apply and whose reads are counted.
+func hookFixture(t *testing.T, apply func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error, afterRead ...func(n int64)) (*ssa.Applier, client.Client, *atomic.Int64) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int64
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(scheme).
+		WithTypeConverters(applyconfiguration.NewTypeConverter(scheme)).
+		WithStatusSubresource(&v1alpha1.Widget{}).
+		WithReturnManagedFields().
+		WithObjects(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}},
+			&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w2", Namespace: "ns"}}).
+		Build(), interceptor.Funcs{
+		SubResourceApply: apply,
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+			n := reads.Add(1)
+			err := c.Get(ctx, key, obj, opts...)
+			for _, fn := range afterRead {
+				fn(n)
+			}
+			return err
+		},
+	})
+	a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(scheme)), ssa.WithRegisterer(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a, c, &reads
+}
+
+// queuePhase returns a reconciler that reads each of names and queues phase
+// for it.
+func queuePhase(c client.Client, phase string, names ...string) reconcile.Reconciler {
+	return reconcile.Func(func(ctx context.Context, _ reconcile.Request) (reconcile.Result, error) {
+		for _, name := range names {
+			w := &v1alpha1.Widget{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "ns", Name: name}, w); err != nil {
+				return reconcile.Result{}, err
+			}
+			if err := batcher.Status(ctrlbatch.FromContext(ctx), w, "m", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+				ac.WithStatus(acv1alpha1.WidgetStatus().WithPhase(phase))
+				return nil
+			}); err != nil {
+				return reconcile.Result{}, err
+			}
+		}
+		return reconcile.Result{}, nil
+	})
+}
+
+// WithFence guards every entry (the apply carries the observed
+// resourceVersion) unless LeaseOnly; a batch without a fence is not guarded.
+func TestWithFenceGuards(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []ctrlbatch.Option
+		guarded bool
+	}{
+		{"fenced", []ctrlbatch.Option{ctrlbatch.WithFence(staticFence{time.Now().Add(time.Hour), true})}, true},
+		{"fenced, lease only", []ctrlbatch.Option{ctrlbatch.WithFence(staticFence{time.Now().Add(time.Hour), true}, ctrlbatch.LeaseOnly())}, false},
+		{"not fenced", nil, false},
+		{"fenced, with batch options", []ctrlbatch.Option{ctrlbatch.WithBatchOptions(batcher.WithConcurrency(1)), ctrlbatch.WithFence(staticFence{time.Now().Add(time.Hour), true})}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sentRV []string
+			a, c, _ := hookFixture(t, func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+				body, err := json.Marshal(obj)
+				if err != nil {
+					return err
+				}
+				var sent struct {
+					Metadata struct {
+						ResourceVersion string `json:"resourceVersion"`
+					} `json:"metadata"`
+				}
+				if err := json.Unmarshal(body, &sent); err != nil {
+					return err
+				}
+				sentRV = append(sentRV, sent.Metadata.ResourceVersion)
+				return c.SubResource(sub).Apply(ctx, obj, opts...)
+			})
+			if _, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), tc.opts...).Reconcile(context.Background(), reconcile.Request{}); err != nil {
+				t.Fatal(err)
+			}
+			if len(sentRV) != 1 || (sentRV[0] != "") != tc.guarded {
+				t.Fatalf("applies sent with resourceVersions %q; want one, guarded %v", sentRV, tc.guarded)
+			}
+		})
+	}
+}
+
+// A Flush stops as soon as the proof is gone, whenever that is found: before
+// a request, after a refusal (no re-read, no retry), or while a request is in
+// flight (the watcher cancels it; its outcome is unknown, not failed).
+func TestFenceStopsTheFlush(t *testing.T) {
+	fenceErrs := func(t *testing.T, err error) {
+		t.Helper()
+		if !errors.Is(err, ctrlbatch.ErrFenced) {
+			t.Fatalf("%v; want ErrFenced", err)
+		}
+		if _, ok := ctrlbatch.RequeueAfterFlush(err); ok {
+			t.Fatalf("%v is taken for a conflict", err)
+		}
+	}
+	t.Run("expired before the second object's apply", func(t *testing.T) {
+		fence := &clockFence{until: time.Now().Add(time.Hour)}
+		var applies atomic.Int64
+		a, c, _ := hookFixture(t, func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			applies.Add(1)
+			fence.set(time.Now().Add(-time.Millisecond)) // the process was stopped right after sending
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		})
+		_, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1", "w2"), ctrlbatch.WithFence(fence),
+			ctrlbatch.WithBatchOptions(batcher.WithConcurrency(1))).Reconcile(context.Background(), reconcile.Request{})
+		fenceErrs(t, err)
+		if applies.Load() != 1 {
+			t.Fatalf("%d applies sent; want 1, the one before the proof expired", applies.Load())
+		}
+		if ssaErr := (*ssa.Error)(nil); !errors.As(err, &ssaErr) || ssaErr.Target.Name != "w2" {
+			t.Fatalf("%v; want the error to name w2", err)
+		}
+	})
+	t.Run("a stale resourceVersion answered after it expired", func(t *testing.T) {
+		fence := &clockFence{until: time.Now().Add(time.Hour)}
+		var applies, readsBefore atomic.Int64
+		var reads *atomic.Int64 // set below, before the hook runs
+		a, c, reads := hookFixture(t, func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+			applies.Add(1)
+			readsBefore.Store(reads.Load())
+			fence.set(time.Now().Add(-time.Millisecond))
+			return stale()
+		})
+		_, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), ctrlbatch.WithFence(fence)).Reconcile(context.Background(), reconcile.Request{})
+		fenceErrs(t, err)
+		if applies.Load() != 1 || reads.Load() != readsBefore.Load() {
+			t.Fatalf("%d applies, %d reads after the 409; want no re-read, no retry", applies.Load(), reads.Load()-readsBefore.Load())
+		}
+	})
+	t.Run("the guarded retry's read answered after it expired", func(t *testing.T) {
+		fence := &clockFence{until: time.Now().Add(time.Hour)}
+		var applies atomic.Int64
+		a, c, _ := hookFixture(t, func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+			applies.Add(1)
+			return stale()
+		}, func(int64) {
+			if applies.Load() > 0 { // the re-read after the 409
+				fence.set(time.Now().Add(-time.Millisecond))
+			}
+		})
+		_, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), ctrlbatch.WithFence(fence)).Reconcile(context.Background(), reconcile.Request{})
+		fenceErrs(t, err)
+		if applies.Load() != 1 {
+			t.Fatalf("%d applies; want no retry built on a read answered without the proof", applies.Load())
+		}
+	})
+	t.Run("expired while the request was in flight", func(t *testing.T) {
+		fence := &clockFence{until: time.Now().Add(time.Hour)}
+		a, c, _ := hookFixture(t, func(ctx context.Context, _ client.Client, _ string, _ runtime.ApplyConfiguration, _ ...client.SubResourceApplyOption) error {
+			fence.set(time.Now().Add(20 * time.Millisecond))
+			select { // the API server holds the request
+			case <-ctx.Done():
+				return &url.Error{Op: "Patch", URL: "https://apiserver/widgets/w1/status", Err: ctx.Err()}
+			case <-time.After(10 * time.Second):
+				return errors.New("the watcher did not cancel the flush")
+			}
+		})
+		_, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), ctrlbatch.WithFence(fence)).Reconcile(context.Background(), reconcile.Request{})
+		fenceErrs(t, err)
+		if !errors.Is(err, ssa.ErrOutcomeUnknown) {
+			t.Fatalf("%v; want ssa.ErrOutcomeUnknown: the request may have been applied", err)
+		}
+		if ssaErr := (*ssa.Error)(nil); !errors.As(err, &ssaErr) || ssaErr.Target.Name != "w1" {
+			t.Fatalf("%v; want the error to name w1", err)
+		}
+	})
+	t.Run("renewed while the request was in flight", func(t *testing.T) {
+		fence := &clockFence{}
+		fence.set(time.Now().Add(30 * time.Millisecond))
+		a, c, _ := hookFixture(t, func(ctx context.Context, c client.Client, sub string, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
+			fence.set(time.Now().Add(time.Hour)) // a renewal
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(80 * time.Millisecond): // past the first proof
+			}
+			return c.SubResource(sub).Apply(ctx, obj, opts...)
+		})
+		if _, err := ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), ctrlbatch.WithFence(fence)).Reconcile(context.Background(), reconcile.Request{}); err != nil {
+			t.Fatalf("%v; a renewal must extend the flush", err)
+		}
+	})
 }

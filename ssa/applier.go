@@ -339,6 +339,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	if apierrors.IsConflict(sendErr) && !r.x.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
+	if lost := (*proofLost)(nil); errors.As(sendErr, &lost) {
+		return false, sendErr
+	}
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
 		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.x); err != nil {
@@ -418,6 +421,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return context.Cause(ctx) // ctx.Err() unless cancelled with a cause (a fence's)
 	}
 }

@@ -1,7 +1,14 @@
 package ssa
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
@@ -16,6 +23,17 @@ var ErrInvalidInput = conflicts.ErrInvalidInput // one value: errors.Is matches 
 // finds the object changed after its last attempt (see WithGuardBackoff). The
 // entry was not written; flushing it again rebuilds it from a fresh read.
 var ErrRetriesExhausted = ownership.ErrRetriesExhausted // one value with the migrator's
+
+// ErrOutcomeUnknown is wrapped, with the cause, by the error of an apply whose
+// request may have reached the API server before it failed: the context ended
+// (a deadline, a cancel) or the connection broke while the request was in
+// flight, or the API server answered that it timed out. The apply may have
+// been applied, or may still be, by the API server: it failed only as far as
+// this process knows. Nothing is remembered of what the manager owns after it,
+// and a batch keeps the entry queued; flushing it again sends the intent again,
+// which is harmless when the first one landed. The *Error around it names the
+// Target; errors.Is(err, context.DeadlineExceeded) and the like still match.
+var ErrOutcomeUnknown = errors.New("outcome unknown: the request may have been applied")
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidInput, fmt.Sprintf(format, args...))
@@ -37,3 +55,32 @@ func (e *Error) Error() string {
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// outcomeUnknown wraps err, the error of a request that may have been sent,
+// in ErrOutcomeUnknown when it says nothing of whether the API server applied
+// it: no status came back (the context ended, the connection broke), or the
+// API server answered that it timed out. The context's cause is added when it
+// is not already the error (a fence's, say). Other errors pass unchanged.
+func outcomeUnknown(ctx context.Context, err error) error {
+	if !mayHaveLanded(err) {
+		return err
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
+		return fmt.Errorf("%w: %w (%w)", ErrOutcomeUnknown, err, cause)
+	}
+	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+}
+
+func mayHaveLanded(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		return apierrors.IsTimeout(err)
+	}
+	var (
+		urlErr *url.Error
+		netErr net.Error
+	)
+	return errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}

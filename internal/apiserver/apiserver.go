@@ -51,6 +51,9 @@ type Options struct {
 	// directory so that the server can be stopped and started again with the same
 	// port and CA (for fault tests).
 	APIServerCertDir string
+	// APIServerFlags are added to the API server's command line, such as
+	// audit-policy-file and audit-log-path; they hold across a restart.
+	APIServerFlags map[string]string
 }
 
 // NewScheme returns a scheme with the built-in types, CustomResourceDefinitions
@@ -109,8 +112,12 @@ func Start(opts Options) (*Env, error) {
 		// starting on a busy 2-core machine (several suites at once).
 		ControlPlaneStartTimeout: 2 * time.Minute,
 	}
-	if opts.APIServerCertDir != "" {
+	if opts.APIServerCertDir != "" || len(opts.APIServerFlags) > 0 {
 		env.ControlPlane.APIServer = &envtest.APIServer{CertDir: opts.APIServerCertDir}
+		args := env.ControlPlane.APIServer.Configure()
+		for name, value := range opts.APIServerFlags {
+			args.Set(name, value)
+		}
 	}
 	cfg, err := env.Start()
 	if err != nil {

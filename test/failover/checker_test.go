@@ -97,10 +97,12 @@ type checker struct {
 	mu         sync.Mutex
 	objects    map[types.UID]*incarnation
 	violations int
-	reported   []string
-	versions   int
-	relists    int
-	failed     chan struct{}
+	// regressions are the violations where a value went back or disappeared.
+	regressions int
+	reported    []string
+	versions    int
+	relists     int
+	failed      chan struct{}
 }
 
 type incarnation struct {
@@ -182,8 +184,10 @@ func (c *checker) check(w *v1alpha1.Widget) {
 		now, seen := v.of(w), inc.max[v.name]
 		switch {
 		case seen > 0 && now == absent:
+			c.regressions++
 			c.violateLocked("%s: %s's value %d disappeared", id, v.name, seen)
 		case now != absent && now < seen:
+			c.regressions++
 			c.violateLocked("%s: %s went back from %d to %d", id, v.name, seen, now)
 		}
 		inc.max[v.name] = max(seen, now)
@@ -244,6 +248,12 @@ func allowedPath(manager, p string) bool {
 		}
 	}
 	return false
+}
+
+func (c *checker) regressionCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.regressions
 }
 
 func (c *checker) figures() (violations, versions, relists int, reported []string) {

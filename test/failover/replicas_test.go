@@ -14,21 +14,40 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
-// Leader election timings of the replicas: short, so that a run sees many
-// takeovers. controller-runtime requires lease > renew > 1.2 x retry.
-const (
-	leaseDuration = 3 * time.Second
-	renewDeadline = 2 * time.Second
-	retryPeriod   = 500 * time.Millisecond
-	// reconcileWork is the most a reconcile waits between reading a Widget and
+// setUp is how a run's replicas run: their leader election timings, how
+// many run at once, whether they are starved of CPU, and their fence.
+type setUp struct {
+	// Leader election timings. controller-runtime requires lease > renew >
+	// 1.2 x retry.
+	lease, renew, retry time.Duration
+	// work is the most a reconcile waits between reading a Widget and
 	// flushing its status, standing for real work; it is what makes a stop
 	// land mid-reconcile.
-	reconcileWork = 30 * time.Millisecond
-	// replicaCount replicas run at any time (one more during a rolling
-	// replacement).
-	replicaCount = 2
+	work time.Duration
+	// count replicas run at any time (one more during a rolling replacement).
+	count int
+	// starved runs the replicas at nice 19 (beside CPU hogs the run starts).
+	starved bool
+	// fence is the replicas' fence: fenceGuarded, fenceLeaseOnly or fenceOff.
+	fence string
+}
+
+// The replicas' fences.
+const (
+	fenceGuarded   = "guarded"    // --lease-fence (guarded entries, the default)
+	fenceLeaseOnly = "lease-only" // --lease-fence --fence-guard=false
+	fenceOff       = "off"        // --lease-fence=false
+)
+
+// normalSetUp is the soak's usual set-up; starvedSetUp the CPU-starved one,
+// with the timings of a controller that takes over fast.
+var (
+	normalSetUp  = setUp{lease: 3 * time.Second, renew: 2 * time.Second, retry: 500 * time.Millisecond, work: 30 * time.Millisecond, count: 2, fence: fenceGuarded}
+	starvedSetUp = setUp{lease: 2 * time.Second, renew: 1500 * time.Millisecond, retry: 250 * time.Millisecond, work: 50 * time.Millisecond, count: 3, starved: true, fence: fenceGuarded}
 )
 
 // replica is one process of the example manager.
@@ -44,11 +63,13 @@ type replica struct {
 	applies  float64 // statusapply_applies_total, last scraped
 }
 
-// replicas keeps replicaCount processes running: one that exits is replaced.
+// replicas keeps su.count processes running: one that exits is replaced.
 type replicas struct {
 	ns, dir string
-	fence   bool
+	su      setUp
 	stats   *stats
+	// usersMu serialises the API server users made for the replicas.
+	usersMu sync.Mutex
 
 	mu       sync.Mutex
 	next     int
@@ -58,8 +79,25 @@ type replicas struct {
 	wg       sync.WaitGroup
 }
 
-func newReplicas(ns, dir string, fence bool, st *stats) *replicas {
-	return &replicas{ns: ns, dir: dir, fence: fence, stats: st, live: map[string]*replica{}}
+func newReplicas(ns, dir string, su setUp, st *stats) *replicas {
+	return &replicas{ns: ns, dir: dir, su: su, stats: st, live: map[string]*replica{}}
+}
+
+// kubeconfigFor writes a kubeconfig for an API server user of its own named
+// name, so that the audit log names the replica behind each request.
+func (rs *replicas) kubeconfigFor(name string) (string, error) {
+	rs.usersMu.Lock()
+	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: name, Groups: []string{"system:masters"}}, nil)
+	rs.usersMu.Unlock()
+	if err != nil {
+		return "", err
+	}
+	kc, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(rs.dir, name+".kubeconfig")
+	return path, os.WriteFile(path, kc, 0o600)
 }
 
 // freePort returns a loopback address nobody listens on.
@@ -91,19 +129,30 @@ func (rs *replicas) spawn() (*replica, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.cmd = exec.Command(binary,
+	kubeconfig, err := rs.kubeconfigFor(name)
+	if err != nil {
+		return nil, err
+	}
+	su := rs.su
+	args := []string{binary,
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", addr,
 		"--leader-elect",
 		"--leader-election-namespace", rs.ns,
 		"--leader-election-id", "widgets-failover",
 		"--leader-election-identity", name,
-		"--lease-duration", leaseDuration.String(),
-		"--renew-deadline", renewDeadline.String(),
-		"--retry-period", retryPeriod.String(),
-		"--lease-fence="+strconv.FormatBool(rs.fence),
-		"--reconcile-work", reconcileWork.String(),
-	)
+		"--lease-duration", su.lease.String(),
+		"--renew-deadline", su.renew.String(),
+		"--retry-period", su.retry.String(),
+		"--lease-fence=" + strconv.FormatBool(su.fence != fenceOff),
+		"--fence-guard=" + strconv.FormatBool(su.fence == fenceGuarded),
+		"--reconcile-work", su.work.String(),
+	}
+	if su.starved {
+		// Every thread of the process inherits the lowest priority.
+		args = append([]string{"nice", "-n", "19"}, args...)
+	}
+	r.cmd = exec.Command(args[0], args[1:]...)
 	r.cmd.Stdout, r.cmd.Stderr = logf, logf
 	if err := r.cmd.Start(); err != nil {
 		_ = logf.Close()
@@ -122,7 +171,7 @@ func (rs *replicas) spawn() (*replica, error) {
 		close(r.done)
 		rs.mu.Lock()
 		delete(rs.live, name)
-		short := !rs.shutdown && len(rs.live) < replicaCount
+		short := !rs.shutdown && len(rs.live) < rs.su.count
 		rs.mu.Unlock()
 		rs.stats.exited.Add(1)
 		if short {
@@ -280,8 +329,13 @@ func tail(r *replica, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// fencedMessage is what a replica logs when the fence drops a batch.
-const fencedMessage = "status not written: the lease cannot be proven held"
+// What a replica logs when the fence drops a batch, when it stops a Flush,
+// and when an apply's outcome is unknown.
+const (
+	fencedMessage  = "status not written: the lease cannot be proven held"
+	stoppedMessage = "status flush stopped: the lease cannot be proven held"
+	unknownMessage = "status apply outcome unknown"
+)
 
 // countInLogs counts the lines of every replica's log that hold s.
 func (rs *replicas) countInLogs(s string) int {

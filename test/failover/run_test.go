@@ -60,6 +60,9 @@ type report struct {
 	converged         time.Duration
 	convergeChecked   bool
 	fenced            int
+	stopped, unknown  int // Flushes the fence stopped; applies of unknown outcome (replicas' logs)
+	regressions       int // violations of which a value went back or disappeared
+	audit             auditFigures
 	convergeErr       error
 	violations        int
 	versions, relists int
@@ -87,13 +90,18 @@ func (r *report) line() string {
 	return fmt.Sprintf("failover soak: duration=%s seed=%d broken=%q invariant violations: %d\n"+
 		"  faults{kill=%d pause=%d (taken over while paused %d) restart=%d rolling=%d} processes started=%d exited=%d\n"+
 		"  writes: applies=%.0f (scraped from the replicas; a killed one's last second is missing) spec bumps=%d legacy patches=%d\n"+
-		"  reconciles whose status the fence dropped=%d\n"+
+		"  set-up: fence=%s replicas=%d starved=%t lease=%s renew=%s\n"+
+		"  reconciles whose status the fence dropped=%d, whose flush it stopped=%d; applies of unknown outcome=%d\n"+
+		"  audit log: status applies by replicas=%d (and %d refused with a 409); landed while another replica led, unguarded=%d (after their sender resumed from a pause: %d), guarded on an unchanged object=%d; regressions=%d\n"+
 		"  versions checked=%d relists=%d converged after faults=%s (bound %s)\n"+
 		"  peak heap per process MiB=[%s]",
 		r.elapsed.Round(time.Second), r.cfg.seed, r.cfg.broken, r.violations,
 		r.st.kills.Load(), r.st.pauses.Load(), r.st.takeovers.Load(), r.st.restarts.Load(), r.st.rollings.Load(),
 		r.st.spawned.Load(), r.st.exited.Load(),
-		r.applies, r.st.bumps.Load(), r.st.legacyPatches.Load(), r.fenced,
+		r.applies, r.st.bumps.Load(), r.st.legacyPatches.Load(),
+		r.cfg.su.fence, r.cfg.su.count, r.cfg.su.starved, r.cfg.su.lease, r.cfg.su.renew,
+		r.fenced, r.stopped, r.unknown,
+		r.audit.applies, r.audit.refused, r.audit.stale, r.audit.staleAfterResume, r.audit.lateGuarded, r.regressions,
 		r.versions, r.relists, conv, convergeWithin, strings.Join(ps, " "))
 }
 
@@ -110,6 +118,15 @@ type run struct {
 
 	errMu sync.Mutex
 	errs  []string
+
+	pausesMu sync.Mutex
+	pauses   []pauseRecord
+}
+
+// pauseRecord is one leader the driver stopped, and when it continued.
+type pauseRecord struct {
+	replica          string
+	stopped, resumed time.Time
 }
 
 func (r *run) intn(n int) int {
@@ -139,8 +156,23 @@ func soak(ctx context.Context, ns string, c config, out io.Writer) (*report, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	st := &stats{}
+	su := c.su
+	switch c.broken {
+	case brokenNoFence:
+		su.fence = fenceOff
+	case brokenLeaseOnly:
+		su.fence = fenceLeaseOnly
+	}
+	c.su = su
 	r := &run{cfg: c, ns: ns, c: wc, rng: rand.New(rand.NewPCG(c.seed, c.seed^0x9e3779b97f4a7c15)), st: st,
-		rs: newReplicas(ns, dir, c.broken != brokenNoFence, st)}
+		rs: newReplicas(ns, dir, su, st)}
+	stopHogs := func() {}
+	if su.starved {
+		if stopHogs, err = startHogs(hogCount); err != nil {
+			return nil, err
+		}
+	}
+	defer func() { stopHogs() }()
 	for i := range objectCount {
 		name := fmt.Sprintf("w%02d", i)
 		r.names = append(r.names, name)
@@ -164,7 +196,7 @@ func soak(ctx context.Context, ns string, c config, out io.Writer) (*report, err
 		bg.Wait()
 	}()
 
-	for range replicaCount {
+	for range su.count {
 		if _, err := r.rs.spawn(); err != nil {
 			return nil, err
 		}
@@ -199,6 +231,10 @@ func soak(ctx context.Context, ns string, c config, out io.Writer) (*report, err
 	stopWriters()
 	elapsed := time.Since(start)
 
+	// Starvation is for the faults; convergence is checked on a machine
+	// that has its CPU back.
+	stopHogs()
+	stopHogs = func() {}
 	rep := &report{cfg: c, elapsed: elapsed, st: st}
 	if chk.violations == 0 || !c.stopAtFirstViolation {
 		// Every replica runs again; the Widgets must reach the state their
@@ -222,6 +258,18 @@ func soak(ctx context.Context, ns string, c config, out io.Writer) (*report, err
 	rep.violations, rep.versions, rep.relists, rep.reported = chk.figures()
 	rep.peaks, rep.applies = r.rs.heapFigures()
 	rep.fenced = r.rs.countInLogs(fencedMessage)
+	rep.stopped = r.rs.countInLogs(stoppedMessage)
+	rep.unknown = r.rs.countInLogs(unknownMessage)
+	rep.regressions = chk.regressionCount()
+	r.pausesMu.Lock()
+	pauses := append([]pauseRecord(nil), r.pauses...)
+	r.pausesMu.Unlock()
+	if rep.audit, err = analyseAudit(auditLog, ns, "widgets-failover", pauses); err != nil {
+		r.fail("reading the audit log: %v", err)
+	}
+	for _, s := range rep.audit.reported {
+		fmt.Fprintln(out, "failover soak: stale apply:", s)
+	}
 	r.errMu.Lock()
 	rep.errs = append(rep.errs, r.errs...)
 	r.errMu.Unlock()
@@ -332,15 +380,21 @@ func (r *run) legacyOne(ctx context.Context, name string, hold time.Duration) bo
 // faults injects faults one after the other until ctx ends.
 func (r *run) faults(ctx context.Context, out io.Writer) {
 	kinds := []string{faultPause, faultKill, faultRolling, faultRestart}
-	if r.cfg.broken == brokenNoFence {
+	pausesOnly := r.cfg.broken == brokenNoFence || r.cfg.su.starved
+	if pausesOnly {
 		kinds = []string{faultPause}
+	}
+	gapLo, gapHi := time.Second, 3*time.Second
+	if r.cfg.su.starved {
+		// As many pauses as the run has room for.
+		gapLo, gapHi = 200*time.Millisecond, 600*time.Millisecond
 	}
 	if r.cfg.broken == brokenMergePatch {
 		kinds = nil
 	}
 	var lastRestart time.Time
 	for i := 0; ctx.Err() == nil; i++ {
-		sleepCtx(ctx, r.between(time.Second, 3*time.Second))
+		sleepCtx(ctx, r.between(gapLo, gapHi))
 		if ctx.Err() != nil || len(kinds) == 0 {
 			continue
 		}
@@ -357,7 +411,7 @@ func (r *run) faults(ctx context.Context, out io.Writer) {
 			default:
 				kind = faultRestart
 			}
-			if r.cfg.broken == brokenNoFence {
+			if pausesOnly {
 				kind = faultPause
 			}
 		}
@@ -389,7 +443,7 @@ func (r *run) kill(ctx context.Context) {
 	for range 3 {
 		r.bumpOne(ctx, r.names[r.intn(len(r.names))])
 	}
-	sleepCtx(ctx, r.between(0, 2*reconcileWork))
+	sleepCtx(ctx, r.between(0, 2*r.cfg.su.work))
 	r.rs.signal(rp, syscall.SIGKILL)
 	r.st.kills.Add(1)
 	_, _ = r.waitLeader(ctx, rp.name, 20*time.Second)
@@ -405,16 +459,25 @@ func (r *run) pause(ctx context.Context, out io.Writer) {
 	for range 3 {
 		r.bumpOne(ctx, r.names[r.intn(len(r.names))])
 	}
-	sleepCtx(ctx, r.between(0, 2*reconcileWork))
+	sleepCtx(ctx, r.between(0, 2*r.cfg.su.work))
+	p := pauseRecord{replica: rp.name, stopped: time.Now()}
 	r.rs.signal(rp, syscall.SIGSTOP)
 	r.st.pauses.Add(1)
 	// Past the lease, until another replica leads and has had time to write.
-	sleepCtx(context.Background(), leaseDuration)
+	sleepCtx(context.Background(), r.cfg.su.lease)
 	if _, err := r.waitLeader(context.Background(), rp.name, 15*time.Second); err == nil {
 		r.st.takeovers.Add(1)
 	}
-	sleepCtx(context.Background(), r.between(500*time.Millisecond, 2*time.Second))
+	hold := r.between(500*time.Millisecond, 2*time.Second)
+	if r.cfg.su.starved {
+		hold = r.between(300*time.Millisecond, time.Second)
+	}
+	sleepCtx(context.Background(), hold)
 	r.rs.signal(rp, syscall.SIGCONT)
+	p.resumed = time.Now()
+	r.pausesMu.Lock()
+	r.pauses = append(r.pauses, p)
+	r.pausesMu.Unlock()
 	fmt.Fprintf(out, "%s continued %s\n", time.Now().Format("15:04:05.000"), rp.name)
 }
 

@@ -1,8 +1,10 @@
 // Package failover holds `make soak-failover`: the example controller manager
 // (examples/cmd/widgets) run as real replicas, separate OS processes electing
 // a leader on a Lease, against a real API server, while a driver kills,
-// pauses and replaces the leader and restarts the API server. A watch checks
-// that no writer's status ever goes back in time. It is skipped unless
+// pauses and replaces the leader and restarts the API server, and pauses
+// leaders of replicas starved of CPU. A watch checks that no writer's status
+// ever goes back in time, and the API server's audit log that no replica's
+// unguarded apply lands while another leads. It is skipped unless
 // SOAK_DURATION is set; docs/reliability.md describes it.
 package failover
 
@@ -15,7 +17,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/klog/v2"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,8 +32,12 @@ const (
 	// conditions array from a snapshot it holds for a while.
 	brokenMergePatch = "mergepatch"
 	// brokenNoFence runs the replicas with --lease-fence=false, and pauses
-	// the leader as the only fault.
+	// the leader as the only fault; its control runs them starved.
 	brokenNoFence = "nofence"
+	// brokenLeaseOnly runs the replicas with the lease fence alone
+	// (--fence-guard=false). It narrows the window without closing it, so
+	// the runs report what lands and assert nothing.
+	brokenLeaseOnly = "leaseonly"
 )
 
 type config struct {
@@ -40,19 +45,41 @@ type config struct {
 	seed                 uint64
 	broken               string
 	stopAtFirstViolation bool
+	// su is how the replicas run; starved set-ups inject pauses only.
+	su setUp
 }
 
 var (
-	env        *apiserver.Env
-	cfg        config
-	binary     string // the example manager, built for the suite
-	kubeconfig string // a kubeconfig file for the replicas
+	env      *apiserver.Env
+	cfg      config
+	binary   string // the example manager, built for the suite
+	auditLog string // the API server's audit log: who wrote what, and when
 )
 
 func configFromEnv() (config, bool, error) {
-	e, enabled, err := suite.SoakFromEnv(20*time.Second, brokenMergePatch, brokenNoFence)
-	return config{duration: e.Duration, seed: e.Seed, broken: e.Broken}, enabled, err
+	e, enabled, err := suite.SoakFromEnv(20*time.Second, brokenMergePatch, brokenNoFence, brokenLeaseOnly)
+	return config{duration: e.Duration, seed: e.Seed, broken: e.Broken, su: normalSetUp}, enabled, err
 }
+
+// auditPolicy records the writes the run counts: the Lease's (who leads
+// from when) and the Widgets' status patches with their bodies (who wrote
+// each version, when it landed, and whether it carried a resourceVersion).
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: Metadata
+  verbs: ["create", "update"]
+  resources:
+  - group: "coordination.k8s.io"
+    resources: ["leases"]
+- level: Request
+  verbs: ["patch"]
+  resources:
+  - group: "demo.statusapply.io"
+    resources: ["widgets/status"]
+- level: None
+`
 
 func TestFailover(t *testing.T) {
 	c, enabled, err := configFromEnv()
@@ -84,12 +111,10 @@ var _ = BeforeSuite(func() {
 	// with the same port and CA, so the replicas reconnect.
 	certs := filepath.Join(dir, "certs")
 	Expect(os.Mkdir(certs, 0o700)).To(Succeed())
-	env = suite.Start(apiserver.Options{APIServerCertDir: certs})
-
-	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "widgets", Groups: []string{"system:masters"}}, nil)
-	Expect(err).NotTo(HaveOccurred())
-	kc, err := user.KubeConfig()
-	Expect(err).NotTo(HaveOccurred())
-	kubeconfig = filepath.Join(dir, "kubeconfig")
-	Expect(os.WriteFile(kubeconfig, kc, 0o600)).To(Succeed())
+	policy := filepath.Join(dir, "audit-policy.yaml")
+	Expect(os.WriteFile(policy, []byte(auditPolicy), 0o600)).To(Succeed())
+	auditLog = filepath.Join(dir, "audit.log")
+	env = suite.Start(apiserver.Options{APIServerCertDir: certs, APIServerFlags: map[string]string{
+		"audit-policy-file": policy, "audit-log-path": auditLog, "audit-log-maxsize": "0",
+	}})
 })

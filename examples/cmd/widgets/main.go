@@ -3,9 +3,13 @@
 // (or --kubeconfig). The cluster needs the CRDs from config/crd.
 //
 // With --leader-elect, replicas elect a leader on a Lease, and by default
-// (--lease-fence) every reconcile's status is written only while the replica
-// can prove it still holds the lease (ctrlbatch.LeaseFence): a leader that
-// was paused past its lease does not write old values over the new leader's.
+// (--lease-fence) every reconcile's status is sent only while the replica can
+// prove it still holds the lease (ctrlbatch.LeaseFence), and guarded by the
+// resourceVersion it was computed from (--fence-guard): a leader that was
+// paused past its lease stops sending when it resumes, and a request it had
+// already (partly) sent is refused by the API server if the new leader, or
+// anyone, changed the object since. The proof alone (--fence-guard=false)
+// stops what is sent after the resume, not what was under way.
 package main
 
 import (
@@ -38,6 +42,7 @@ type election struct {
 	lease, renew    time.Duration
 	retry           time.Duration
 	fence           bool
+	fenceGuard      bool
 	releaseOnCancel bool
 }
 
@@ -51,6 +56,8 @@ func (e *election) addFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&e.retry, "retry-period", 2*time.Second, "how often candidates and the leader try the Lease")
 	fs.BoolVar(&e.fence, "lease-fence", true,
 		"write status only while the lease is proven held (renewed less than --renew-deadline ago, by the monotonic clock)")
+	fs.BoolVar(&e.fenceGuard, "fence-guard", true,
+		"with --lease-fence, send every status apply guarded by the resourceVersion it was computed from, so that none lands on an object changed since (false: the lease proof alone)")
 	fs.BoolVar(&e.releaseOnCancel, "leader-election-release-on-cancel", true, "release the lease on a clean shutdown, for a quick handover")
 }
 
@@ -145,7 +152,11 @@ func run() error {
 	}
 	tuning := widgets.Tuning{Work: work}
 	if fence != nil {
-		tuning.WrapOptions = append(tuning.WrapOptions, ctrlbatch.WithFence(fence))
+		var fenceOpts []ctrlbatch.FenceOption
+		if !elect.fenceGuard {
+			fenceOpts = append(fenceOpts, ctrlbatch.LeaseOnly())
+		}
+		tuning.WrapOptions = append(tuning.WrapOptions, ctrlbatch.WithFence(fence, fenceOpts...))
 	}
 	if err := widgets.AddWithTuning(mgr, tuning); err != nil {
 		return err
