@@ -43,7 +43,7 @@ type Shadow struct {
 //
 // Each entry Flush would send goes as a dry run (as Batch.DryRun), guarded (a
 // stale observation is read again, the mutators rerun) and as the owner of its
-// fields (ssa.ApplyOptions.AsOwner), so that fields another manager owns are
+// fields (batching.Extras.AsOwner), so that fields another manager owns are
 // compared too and the conflict the real apply would meet is listed in
 // Divergence.Contested rather than failing the entry. Compare judges the
 // answer against the live object. An entry whose intent changes nothing the

@@ -821,7 +821,7 @@ func (r *Results) clientSection(p func(string, ...any)) {
 func methodSection(p func(string, ...any), duration string) {
 	p("## How it was measured, and what is left out\n\n")
 	p("- One envtest API server and etcd for the whole run; every approach writes its own objects, so managedFields never mix.\n")
-	p("- Requests are counted by verb at the client's HTTP transport (`apiserver.CountingClientFor`); 409s by response code\n  (`apiserver.WithResponses`). Discovery requests are left out. The informer cache's list and watch are not counted:\n  a controller has that cache anyway.\n")
+	p("- Requests are counted by verb at the client's HTTP transport (`Env.CountingClientFor` in `internal/apiserver`); 409s by response code\n  (`apiserver.WithResponses`). Discovery requests are left out. The informer cache's list and watch are not counted:\n  a controller has that cache anyway.\n")
 	p("- CPU is `getrusage(RUSAGE_SELF)` user + system around each reconcile, summed. Allocations are the `runtime.MemStats`\n  deltas (`Mallocs`, `TotalAlloc`) around %d further reconciles per phase and round, not timed: `ReadMemStats` empties\n  every allocation cache, and a reconcile timed right after it would pay for refilling them. Both are process-wide, so\n  the informer's decoding of watch events during a reconcile counts too, for every approach alike.\n", allocSamples)
 	p("- Nothing here measures the API server's CPU or etcd writes; a no-op apply (raw apply in steady state) still costs\n  the server a request and a merge.\n")
 	p("- Scenario 2 uses one Widget per approach and W; its writers start together behind a gate. Throughput is all\n  updates (failed ones included) over wall time.\n")

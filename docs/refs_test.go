@@ -758,3 +758,77 @@ func TestCodeReferencesBite(t *testing.T) {
 		}
 	}
 }
+
+// TestDocCommentReferences checks the identifiers the comments of the tree's
+// non-test Go files cite, by the rules of TestCodeReferences for pkg.Name,
+// pkg.Type.Member and Type.Member: a doc comment that names what is gone, or
+// what never was, misleads as a doc page does.
+func TestDocCommentReferences(t *testing.T) {
+	root := moduleRoot(t)
+	ix := loadIndex(t, root)
+	var problems []problem
+	checked := 0
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil {
+			return nil //nolint:nilerr // a file that does not parse is the compiler's business
+		}
+		for _, g := range f.Comments {
+			for _, c := range g.List {
+				text := c.Text
+				for _, m := range selectorRE.FindAllStringIndex(text, -1) {
+					if m[0] > 0 && strings.ContainsRune("./-$", rune(text[m[0]-1])) {
+						continue // a field path (.status.phase), a path or a flag
+					}
+					if m[1] < len(text) && (text[m[1]] == '/' || text[m[1]] == '-') {
+						continue // a domain or a path
+					}
+					sel := text[m[0]:m[1]]
+					if fileExtRE.MatchString(sel) {
+						continue
+					}
+					why, ok := ix.checkSelector(sel)
+					if !ok {
+						continue
+					}
+					checked++
+					if why != "" {
+						problems = append(problems, problem{file: rel, line: fset.Position(c.Pos()).Line, ref: sel, why: why})
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d references in Go comments checked", checked)
+	if len(problems) > 0 {
+		var b strings.Builder
+		for _, p := range problems {
+			fmt.Fprintf(&b, "\n\t%s", p)
+		}
+		t.Errorf("%d references in Go comments name nothing in the repository; rename them to what the code is "+
+			"called now, or drop them:%s", len(problems), b.String())
+	}
+}
