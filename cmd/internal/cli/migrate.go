@@ -232,8 +232,10 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selec
 		// rewrites it as listed, guarded by its resourceVersion.
 		fleet.WithObjectsAsRead(),
 		fleet.WithProgress(func(p fleet.Progress) {
-			if p.Err != nil && ctx.Err() != nil && errors.Is(p.Err, context.Canceled) {
-				// Cut off by the interruption or the stop, not failed.
+			if p.Err != nil && ctx.Err() != nil && (errors.Is(p.Err, context.Canceled) || errors.Is(p.Err, context.Cause(ctx))) {
+				// Cut off by the interruption or the stop, not failed (the
+				// HTTP client reports the context's cause, such as the
+				// signal, rather than context.Canceled).
 				result.skip()
 				return
 			}

@@ -123,7 +123,7 @@ var _ = Describe("migrate at the API server's pace", func() {
 			{[]string{"--burst", "0"}, "--burst 0: must be 1 or more"},
 		} {
 			r := runThrough(ctx, proxy.kubeconfig, migrateToSummary(ns, tc.flags...)...)
-			Expect(r.err).To(MatchError(tc.want), "%v", tc.flags)
+			Expect(r.err).To(MatchError(ContainSubstring(tc.want)), "%v", tc.flags)
 			Expect(cli.ExitCode(r.err)).To(Equal(2))
 			Expect(r.stdout).To(BeEmpty())
 		}
@@ -198,7 +198,7 @@ var _ = Describe("an interrupted migrate", func() {
 		Expect(out.Summary.Failed).To(BeZero())
 		Expect(out.Summary.Total).To(Equal(12))
 		Expect(out.Summary.Changed + out.Summary.NotAttempted).To(Equal(12))
-		Expect(out.Summary.Changed).To(BeNumerically(">=", 4))
+		Expect(out.Summary.NotAttempted).To(BeNumerically(">=", 8), "the writes held and those never sent; those let through may be cut off too")
 		Expect(out.Items).To(HaveEach(HaveField("Outcome", "migrated")), "objects not attempted are not items")
 		Expect(r.stderr).NotTo(ContainSubstring("context canceled"))
 		Expect(failedLine.FindAllString(r.stderr, -1)).To(BeEmpty())
