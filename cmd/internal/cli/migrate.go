@@ -213,7 +213,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selec
 		return err
 	}
 	missing, err := missingPermissions(parent, c, needs)
-	if err != nil {
+	if err != nil && parent.Err() == nil {
 		fmt.Fprintf(stderr, "warning: permissions not checked: %v\n", err)
 	}
 	if mf.apply && len(missing) > 0 {
