@@ -87,7 +87,7 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	kubeconfig, err := writeKubeconfig(env, dir)
 	if err != nil {
 		return nil, err
@@ -228,10 +228,13 @@ func widgetRequests(ctx context.Context, cfg *rest.Config) (map[string]int, erro
 	if err != nil {
 		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading the API server's metrics: %s, %v", resp.Status, err)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading the API server's metrics: %s", resp.Status)
 	}
 	counts := map[string]int{}
 	sc := bufio.NewScanner(bytes.NewReader(raw))

@@ -261,7 +261,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, s *selec
 	sum := result.Summary
 	switch {
 	case parent.Err() != nil:
-		return fmt.Errorf("interrupted by %v: %d of %s not attempted; %s", context.Cause(parent),
+		return fmt.Errorf("interrupted by %w: %d of %s not attempted; %s", context.Cause(parent),
 			sum.NotAttempted, plural(sum.Total, "object", "objects"), resumeHint(mf.apply))
 	case stopped != nil:
 		hint := resumeHint(mf.apply)
