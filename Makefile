@@ -160,6 +160,10 @@ bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.m
 bench-quick: envtest ## A quick subset of the benchmarks; writes only bench/results/.
 	cd bench && BENCH=1 BENCH_QUICK=1 BENCH_COMMAND='make bench-quick' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 20m .
 
+.PHONY: bench-cli
+bench-cli: envtest ## Measure the statusapply binary on 10,000 Widgets (scenario 5) alone and put it into docs/benchmarks.md.
+	cd bench && BENCH_CLI=1 BENCH_COMMAND='make bench-cli' $(GO) test -run '^TestCLIBenchmark$$' -v -count=1 -timeout 60m .
+
 .PHONY: bench-audit
 bench-audit: envtest ## Measure the fleet audit on 1000 Widgets (wall time, peak heap); writes only bench/results/.
 	cd bench && BENCH_AUDIT=1 $(GO) test -run '^TestAuditBenchmark$$' -v -count=1 -timeout 30m .

@@ -29,7 +29,7 @@ const fixturePath = "testdata/observed-widget.json"
 // quick subset, BENCH_SCENARIOS to pick scenarios.
 func runConfig() (cfg Config, quick bool, scenarios []string) {
 	quick = os.Getenv("BENCH_QUICK") == "1"
-	scenarios = []string{"client", "reconcile", "contention", "scale"}
+	scenarios = []string{"client", "reconcile", "contention", "scale", "cli"}
 	if s := os.Getenv("BENCH_SCENARIOS"); s != "" {
 		scenarios = strings.Split(s, ",")
 	}
@@ -41,6 +41,7 @@ func runConfig() (cfg Config, quick bool, scenarios []string) {
 			Scale:        ScaleConfig{Objects: 100, Concurrency: 8, Rounds: 2},
 			RoundTrips:   30,
 			ClientRounds: 1,
+			CLI:          cliConfig(500, 100),
 		}, true, scenarios
 	}
 	return Config{
@@ -49,6 +50,7 @@ func runConfig() (cfg Config, quick bool, scenarios []string) {
 		Scale:        ScaleConfig{Objects: 1000, Concurrency: 8, Rounds: 4},
 		RoundTrips:   100,
 		ClientRounds: 3,
+		CLI:          cliConfig(10000, 1000),
 	}, false, scenarios
 }
 
@@ -122,8 +124,12 @@ func TestBenchmarks(t *testing.T) {
 			if res.Scale, err = RunScale(ctx, h, ns, cfg.Scale, t.Logf); err != nil {
 				t.Fatal(err)
 			}
+		case "cli":
+			if res.CLI, err = RunCLI(ctx, env, buildCLI(t), os.Getenv("BENCH_CLI_BASELINE"), cfg.CLI, t.Logf); err != nil {
+				t.Fatal(err)
+			}
 		default:
-			t.Fatalf("unknown scenario %q (want client, reconcile, contention or scale)", s)
+			t.Fatalf("unknown scenario %q (want client, reconcile, contention, scale or cli)", s)
 		}
 		t.Logf("scenario %s took %v", s, time.Since(start).Round(time.Second))
 	}
@@ -132,6 +138,41 @@ func TestBenchmarks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("goals:\n\n%s", res.GoalsTable())
+}
+
+// cliConfig sizes scenario 5: objects for the binary of this tree, and
+// baselineObjects for the one BENCH_CLI_BASELINE names (a statusapply
+// binary built elsewhere, such as from an earlier commit, which
+// BENCH_CLI_BASELINE_NAME names in the document), when set.
+// BENCH_CLI_OBJECTS=N,M replaces both.
+func cliConfig(objects, baselineObjects int) CLIConfig {
+	if s := os.Getenv("BENCH_CLI_OBJECTS"); s != "" {
+		if _, err := fmt.Sscanf(s, "%d,%d", &objects, &baselineObjects); err != nil {
+			panic(fmt.Sprintf("BENCH_CLI_OBJECTS=%q: want N,M", s))
+		}
+	}
+	c := CLIConfig{Objects: objects}
+	if os.Getenv("BENCH_CLI_BASELINE") != "" {
+		c.BaselineObjects = baselineObjects
+		c.Baseline = os.Getenv("BENCH_CLI_BASELINE_NAME")
+		if c.Baseline == "" {
+			c.Baseline = "baseline"
+		}
+	}
+	return c
+}
+
+// buildCLI builds the statusapply binary of this tree into a temporary
+// directory.
+func buildCLI(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "statusapply")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/statusapply")
+	cmd.Dir = ".."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/statusapply: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestRender rewrites the document and chart from a results file

@@ -41,6 +41,8 @@ type Config struct {
 	// ClientRounds is how many times scenario 4's benchmarks ran (the
 	// median is reported); 0 in results from before it existed means 1.
 	ClientRounds int `json:"clientRounds,omitempty"`
+	// CLI sizes scenario 5; absent in results from before it existed.
+	CLI CLIConfig `json:"cli,omitzero"`
 }
 
 // Results is one run: what the JSON file holds and the document is made from.
@@ -52,6 +54,7 @@ type Results struct {
 	Scale      []ScaleResult      `json:"scale,omitempty"`
 	Client     []ClientCostResult `json:"client,omitempty"`
 	RoundTrip  *RoundTrip         `json:"roundTrip,omitempty"`
+	CLI        []CLIResult        `json:"cli,omitempty"`
 }
 
 // labels are the approaches as the document names them.
@@ -311,6 +314,7 @@ func (r *Results) Goals() []Goal {
 	goals = append(goals, r.contentionGoals()...)
 	goals = append(goals, r.scaleGoals()...)
 	goals = append(goals, r.clientGoals()...)
+	goals = append(goals, r.cliGoals()...)
 	return goals
 }
 
@@ -643,6 +647,7 @@ func (r *Results) Markdown(chart string) string {
 	r.contentionSection(p, chart)
 	r.scaleSection(p)
 	r.clientSection(p)
+	r.cliSection(p)
 	methodSection(p, m.Duration)
 	return b.String()
 }
@@ -829,8 +834,10 @@ func methodSection(p func(string, ...any), duration string) {
 	p("- (b) stands in for a merge-patch batcher; (c) runs with the helper's default options. No approach forces ownership.\n")
 	p("- Sizes are bounded (see the tables); this run took %s.\n\n", duration)
 	p("Run it: `make bench` (full, writes this file and the chart) or `make bench-quick` (small sizes, writes only to\n")
-	p("`bench/results/`). Scenarios can be picked with `BENCH_SCENARIOS=reconcile,contention,scale,client`; this document is\n")
+	p("`bench/results/`). Scenarios can be picked with `BENCH_SCENARIOS=reconcile,contention,scale,client,cli`; this document is\n")
 	p("rendered again from a results file, without a run, by `cd bench && BENCH_RENDER=results/latest.json go test -run TestRender .`\n")
+	p("`make bench-cli` runs scenario 5 alone and puts it into this document in place of the one here; a baseline binary\n")
+	p("(`BENCH_CLI_BASELINE=path`, named by `BENCH_CLI_BASELINE_NAME`) runs the same steps on a fleet of its own.\n")
 }
 
 // Chart draws updates/s against W for every contention approach.

@@ -35,6 +35,7 @@ type Migrator struct {
 	plan        Plan
 	dryRun      bool
 	attempts    int
+	asRead      bool
 	seedManager string
 	progress    func(Progress)
 	now         func() time.Time
@@ -56,6 +57,18 @@ func WithDryRun(dryRun bool) Option {
 // object changes under it (409); n below 1 means 1.
 func WithAttempts(n int) Option {
 	return func(m *Migrator) { m.attempts = max(n, 1) }
+}
+
+// WithObjectsAsRead says the objects given to Migrate were read from the
+// API server moments ago, resourceVersion and managedFields included, as a
+// list's items are: the first round rewrites the object as given instead
+// of reading it again, which halves the requests of a migration and leaves
+// a dry run with none. The write stays guarded by the resourceVersion of
+// the object as given, so an object that changed since is refused by the
+// API server (409) and the next round reads it. An object given without a
+// resourceVersion is read first all the same.
+func WithObjectsAsRead() Option {
+	return func(m *Migrator) { m.asRead = true }
 }
 
 // WithSeedManager names the field manager of the seeding apply (see
@@ -152,8 +165,8 @@ func (r *Result) String() string {
 }
 
 // Migrate moves ownership on obj (only its kind, namespace and name are used;
-// it is read again from the API server) according to the plan, and returns
-// what changed. It is idempotent: a second run finds nothing to move.
+// it is read again from the API server, unless WithObjectsAsRead) according
+// to the plan, and returns what changed. It is idempotent: a second run finds nothing to move.
 //
 // The write is a JSON patch of metadata.managedFields that also replaces
 // metadata.resourceVersion with the one read, so a write racing the
@@ -184,8 +197,9 @@ func (m *Migrator) Migrate(ctx context.Context, obj client.Object) (*Result, err
 			return err
 		}
 		attempt++
+		read := attempt > 1 || !m.asRead || obj.GetResourceVersion() == ""
 		var err error
-		res, err = m.attempt(ctx, obj, gvk, ref)
+		res, err = m.attempt(ctx, obj, gvk, ref, read)
 		return err
 	})
 	switch {
@@ -206,12 +220,15 @@ func (m *Migrator) backoff() wait.Backoff {
 	return b
 }
 
-// attempt is one read-rewrite-write round. A 409 from the server is returned
-// as is, for Migrate to retry.
-func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, ref ownership.ObjectRef) (*Result, error) {
+// attempt is one read-rewrite-write round; without read, it rewrites obj
+// as given. A 409 from the server is returned as is, for Migrate to retry.
+func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.GroupVersionKind, ref ownership.ObjectRef,
+	read bool) (*Result, error) {
 	cur := deepCopy(obj)
-	if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
-		return nil, fmt.Errorf("reading: %w", err)
+	if read {
+		if err := m.client.Get(ctx, client.ObjectKeyFromObject(obj), cur); err != nil {
+			return nil, fmt.Errorf("reading: %w", err)
+		}
 	}
 	res := &Result{Object: ref, DryRun: m.dryRun}
 	if len(cur.GetManagedFields()) == 0 {

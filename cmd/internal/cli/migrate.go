@@ -49,14 +49,25 @@ map list, every item it holds. Fields that do not translate refuse the object,
 naming them and what to do; nothing is ever dropped but by
 --drop-untranslatable.
 
-Only managedFields are rewritten, guarded by the object's resourceVersion;
-objects that change meanwhile are read again and retried. An object without
-managedFields is seeded first. The default is a dry run that writes nothing;
---apply writes. Running it again is a no-op. Every object is attempted, up
-to --concurrency at a time: failures are reported per object, once each. An
-object that fails because the API server cannot be reached (connection
-refused or reset, a timeout) stops the run: the objects after it are not
-attempted, unless --continue-on-error.
+Only managedFields are rewritten, guarded by the object's resourceVersion as
+listed: each object is rewritten as the list returned it, without reading it
+again, and one that changed since is refused by the API server, read again
+and retried. An object without managedFields is seeded first. The default is
+a dry run that writes nothing; --apply writes. Running it again is a no-op.
+Every object is attempted, up to --concurrency at a time, as fast as --qps
+and --burst let the requests go: failures are reported per object, once
+each. An object that fails because the API server cannot be reached
+(connection refused or reset, a timeout) or refused it (Forbidden) stops the
+run: the objects after it are not attempted, unless --continue-on-error.
+
+Before the first object, the permissions --apply needs (patch on the
+resource, and on its status subresource for objects without managedFields)
+are checked with SelfSubjectAccessReviews: --apply refuses to start without
+them; a dry run runs, then fails naming them.
+
+Ctrl-C (SIGINT) or SIGTERM stops the run: the objects not finished are
+counted as not attempted, not failed, and one line says how to resume (the
+same command again: what was migrated is found unchanged).
 
 Output: for named objects, the ownership before and after each one; for
 lists, the failures; -o wide prints one line per object, then every object's
@@ -88,7 +99,8 @@ change something, or no object selected at all (unless --allow-empty); 2
 usage errors, --apply from an active legacy writer without --allow-active,
 plans that match nothing, destinations that apply nowhere under --exit-code,
 objects that failed to migrate, a run stopped because the API server could
-not be reached, and every other error.`
+not be reached or refused an object, missing permissions (the dry run too),
+an interrupted run, and every other error.`
 
 const migrateExample = `  # see what would change
   statusapply migrate widgets -n shop --from legacy-controller=readiness
@@ -226,9 +238,9 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	f.IntVar(&mf.attempts, "attempts", fleet.DefaultAttempts, "read-rewrite-write rounds per object when it keeps changing")
 	f.IntVar(&mf.concurrency, "concurrency", 1, "objects migrated at the same time")
 	f.BoolVar(&mf.progress, "progress", false,
-		"report progress per object on stderr (default: when stderr is a terminal and objects are listed)")
+		"report progress per object on stderr, with the rate and the time left (default: when stderr is a terminal and objects are listed)")
 	f.BoolVar(&mf.continueOnError, "continue-on-error", false,
-		"keep attempting the remaining objects after the API server could not be reached (refused, reset, timed out)")
+		"keep attempting the remaining objects after the API server could not be reached (refused, reset, timed out) or refused an object (Forbidden)")
 	f.BoolVar(&mf.allowMissingSource, "allow-missing-source", false,
 		"accept a --from manager or --condition type that no legacy writer holds while other legacy writers are left")
 	f.StringArrayVar(&mf.newDestinations, "new-destination", nil,
@@ -248,62 +260,140 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	return cmd
 }
 
-// runMigration migrates the selected objects and prints the outcome. The
-// first object that fails because the API server cannot be reached stops
-// the run (unless --continue-on-error): the objects after it are not
-// attempted, rather than each failing the same way.
+// runMigration migrates the selected objects and prints the outcome.
+//
+// Before anything is sent it asks the API server (SelfSubjectAccessReview)
+// whether the user may write what --apply writes: --apply refuses to start
+// without, a dry run runs and then fails, naming the permissions.
+//
+// The first object that fails because the API server cannot be reached or
+// refused it (Forbidden) stops the run (unless --continue-on-error): the
+// objects after it are not attempted, rather than each failing the same
+// way. A run interrupted (its context cancelled: Ctrl-C, SIGTERM) counts
+// the objects it did not finish as not attempted, not failed, and returns
+// one error that says how to resume.
 func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions map[schema.GroupKind]*fleet.Versions,
 	s *selection, mf migrateFlags,
 	out *outputFlags, progress *progressPrinter) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
-	ctx, stop := context.WithCancelCause(cmd.Context())
+	parent := cmd.Context()
+	listed := metadataOf(objs)
+	needs, err := migrationNeeds(c.RESTMapper(), plan, listed)
+	if err != nil {
+		return err
+	}
+	missing, err := missingPermissions(parent, c, needs)
+	if err != nil && parent.Err() == nil {
+		fmt.Fprintf(stderr, "warning: permissions not checked: %v\n", err)
+	}
+	if mf.apply && len(missing) > 0 {
+		return fmt.Errorf("not migrating, nothing was written: %s", permissionsMessage(missing))
+	}
+
+	ctx, stop := context.WithCancelCause(parent)
 	defer stop(nil)
-	var lost *migrateObjectView // the object whose failure stopped the run
+	var stopped *runStop // why the run stopped early, and at which object
 	result := newMigrateOutput(plan, !mf.apply)
+	eta := newRateClock(time.Now)
 	m, err := fleet.NewMigrator(c, plan,
 		fleet.WithDryRun(!mf.apply),
 		fleet.WithAttempts(mf.attempts),
 		fleet.WithVersions(versions),
+		// The selection read every object moments ago: the first round
+		// rewrites it as listed, guarded by its resourceVersion.
+		fleet.WithObjectsAsRead(),
 		fleet.WithProgress(func(p fleet.Progress) {
-			if p.Err != nil && lost != nil && errors.Is(context.Cause(ctx), errStopped) && errors.Is(p.Err, context.Canceled) {
+			if p.Err != nil && ctx.Err() != nil && (errors.Is(p.Err, context.Canceled) || errors.Is(p.Err, context.Cause(ctx))) {
+				// Cut off by the interruption or the stop, not failed (the
+				// HTTP client reports the context's cause, such as the
+				// signal, rather than context.Canceled).
 				result.skip()
 				return
 			}
 			v := result.record(p, objs[p.Done-1])
 			if mf.progress {
-				progress.print(progressLine(p, v))
+				progress.print(progressLine(p, v) + eta.left(p.Done, p.Total))
 			}
-			if p.Err != nil && lost == nil && !mf.continueOnError && connectionLost(p.Err) {
-				lost = &v
-				stop(errStopped)
+			if p.Err != nil && stopped == nil && !mf.continueOnError {
+				if why := stopReason(p.Err); why != "" {
+					stopped = &runStop{object: v, why: why}
+					stop(errStopped)
+				}
 			}
 		}))
 	if err != nil {
 		return err
 	}
-	report := fleet.MigrateAllConcurrently(ctx, m, objs, mf.concurrency)
+	report := fleet.MigrateAllConcurrently(ctx, m, listed, mf.concurrency)
 	progress.clear()
 	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
 		return err
 	}
 	sum := result.Summary
 	switch {
-	case lost != nil:
-		return fmt.Errorf("stopped: %s could not reach the API server, %d of %s not attempted "+
-			"(--continue-on-error attempts every object)", lost.Object.ref(), sum.NotAttempted, plural(sum.Total, "object", "objects"))
+	case parent.Err() != nil:
+		return fmt.Errorf("interrupted by %w: %d of %s not attempted; %s", context.Cause(parent),
+			sum.NotAttempted, plural(sum.Total, "object", "objects"), resumeHint(mf.apply))
+	case stopped != nil:
+		hint := resumeHint(mf.apply)
+		if len(missing) > 0 {
+			hint = permissionsMessage(missing) + "; " + hint
+		}
+		return fmt.Errorf("stopped: %s %s, %d of %s not attempted (--continue-on-error attempts every object); %s",
+			stopped.object.Object.ref(), stopped.why, sum.NotAttempted, plural(sum.Total, "object", "objects"), hint)
 	case sum.Failed > 0:
 		// Each failure was printed once, with the object; the error counts them.
 		return fmt.Errorf("%d of %s failed to migrate", sum.Failed, plural(sum.Total, "object", "objects"))
+	case len(missing) > 0:
+		return fmt.Errorf("--apply would be refused: %s", permissionsMessage(missing))
 	case mf.exitCode && !mf.apply && report.Changed() > 0:
 		return withExitCode(exitFindings, nil)
 	}
 	return nil
 }
 
+// metadataOf returns the metadata of objs, managedFields included, as
+// typed objects: an unstructured object converts its managedFields on
+// every read of them, and a migration reads them several times per
+// object. The Migrator reads and writes them through the API server's
+// metadata interface, at the same paths.
+func metadataOf(objs []*unstructured.Unstructured) []*metav1.PartialObjectMetadata {
+	out := make([]*metav1.PartialObjectMetadata, len(objs))
+	for i, u := range objs {
+		out[i] = &metav1.PartialObjectMetadata{
+			TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
+			ObjectMeta: metav1.ObjectMeta{
+				Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(),
+				ResourceVersion: u.GetResourceVersion(), ManagedFields: u.GetManagedFields(),
+			},
+		}
+	}
+	return out
+}
+
+// runStop is the object whose failure stopped a run, and why.
+type runStop struct {
+	object migrateObjectView
+	why    string
+}
+
 // errStopped is the cause of the context of a run stopped after the API
-// server could not be reached.
-var errStopped = errors.New("stopped after the API server could not be reached")
+// server could not be reached or refused an object.
+var errStopped = errors.New("stopped after the API server could not be reached or refused an object")
+
+// stopReason says why err stops a run ("could not reach the API server",
+// "was refused (forbidden)"), or "" when the other objects are worth
+// attempting.
+func stopReason(err error) string {
+	switch {
+	case connectionLost(err):
+		return "could not reach the API server"
+	case apierrors.IsForbidden(err):
+		return "was refused by the API server (forbidden)"
+	}
+	return ""
+}
 
 // connectionLost reports whether err says the API server could not be
 // reached or stopped answering: connection refused or reset, a connection
@@ -350,6 +440,14 @@ func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
 		out[gk] = v
 	}
 	return out, errors.Join(errs...)
+}
+
+// resumeHint says how to finish an interrupted or stopped run.
+func resumeHint(apply bool) string {
+	if !apply {
+		return "nothing was written; run the same command again for the whole dry run"
+	}
+	return "to finish, run the same command again: the objects migrated so far are found unchanged and left as they are"
 }
 
 // checkNewDestinationFlags refuses a --new-destination that is no
@@ -438,6 +536,9 @@ func (s *selection) targets() []*unstructured.Unstructured {
 // object's ownership before and after. A failed object is printed once: in
 // the table, or on stderr for -o name and documents.
 func writeMigrateOutput(stdout, stderr io.Writer, out *outputFlags, o *migrateOutput, named, allNamespaces bool) error {
+	if mode := out.mode(); mode == modeDocument || mode == modeWide || named {
+		o.fillViews()
+	}
 	switch out.mode() {
 	case modeDocument:
 		if err := out.printDocument(stdout, o); err != nil {

@@ -60,6 +60,10 @@ type migrateObjectView struct {
 	After  *ownershipView `json:"after,omitempty"`
 
 	obj runtime.Object
+	// result fills Before and After when an output shows them (fillViews):
+	// a list's table does not, and building them for every object of a
+	// fleet costs more than the rest of a dry run.
+	result *fleet.Result
 }
 
 // migrateSummary counts the outcomes; Changed counts "would migrate" in a
@@ -94,9 +98,7 @@ func (o *migrateOutput) record(p fleet.Progress, obj runtime.Object) migrateObje
 		o.Summary.Failed++
 	case p.Result != nil:
 		r := p.Result
-		v.Seeded, v.Attempts = r.Seeded, r.Attempts
-		before, after := viewOf(r.Before), viewOf(r.After)
-		v.Before, v.After = &before, &after
+		v.Seeded, v.Attempts, v.result = r.Seeded, r.Attempts, r
 		switch {
 		case r.Changed && r.DryRun:
 			v.Outcome = outcomeWouldMigrate
@@ -113,6 +115,18 @@ func (o *migrateOutput) record(p fleet.Progress, obj runtime.Object) migrateObje
 	}
 	o.Items = append(o.Items, v)
 	return v
+}
+
+// fillViews sets every item's ownership before and after.
+func (o *migrateOutput) fillViews() {
+	for i := range o.Items {
+		v := &o.Items[i]
+		if v.result == nil || v.Before != nil {
+			continue
+		}
+		before, after := viewOf(v.result.Before), viewOf(v.result.After)
+		v.Before, v.After = &before, &after
+	}
 }
 
 // skip counts an object that was not attempted.

@@ -77,6 +77,11 @@ func TestMigrateOutputRecord(t *testing.T) {
 			if v.Kind != "Migration" || v.Object.APIVersion != "demo.statusapply.io/v1alpha1" || v.Object.Name != tt.obj {
 				t.Fatalf("item %+v", v)
 			}
+			if v.Before != nil || v.After != nil {
+				t.Fatal("views built before an output asks for them")
+			}
+			o.fillViews()
+			v = o.Items[0]
 			if tt.p.Err == nil && (v.Before == nil || v.After == nil) {
 				t.Fatal("a result without before and after views")
 			}

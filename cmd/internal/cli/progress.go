@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/moby/term"
+	"k8s.io/apimachinery/pkg/util/duration"
 )
 
 // progressPrinter reports progress on stderr: on a terminal, one line
@@ -58,4 +60,28 @@ func (p *progressPrinter) clear() {
 		fmt.Fprint(p.w, eraseLine)
 		p.drawn = false
 	}
+}
+
+// rateClock estimates, from the objects done since it started, how long the
+// rest of a run takes.
+type rateClock struct {
+	start time.Time
+	now   func() time.Time
+}
+
+// newRateClock starts a clock reading now.
+func newRateClock(now func() time.Time) rateClock {
+	return rateClock{start: now(), now: now}
+}
+
+// left returns " (R/s, T left)" after done of total objects, or "" in the
+// first second (too early to tell) and at the end.
+func (r rateClock) left(done, total int) string {
+	elapsed := r.now().Sub(r.start)
+	if elapsed < time.Second || done <= 0 || done >= total {
+		return ""
+	}
+	rate := float64(done) / elapsed.Seconds()
+	remaining := time.Duration(float64(total-done) / rate * float64(time.Second))
+	return fmt.Sprintf(" (%.0f/s, %s left)", rate, duration.HumanDuration(remaining))
 }

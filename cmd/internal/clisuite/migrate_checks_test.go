@@ -148,40 +148,45 @@ var _ = Describe("migrate against an API server that goes away", func() {
 		for i := range 8 {
 			createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
 		}
-		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary", "--progress"}
+		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary", "--progress", "--apply"}
 
-		By("the proxy stops answering at the fourth object")
+		By("the proxy stops answering at the fourth object's write")
 		proxy := newFailingProxy(ns, 3)
 		r := runThrough(ctx, proxy.kubeconfig, args...)
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
 		Expect(r.err).To(MatchError(fmt.Sprintf("stopped: Widget %s/w03 could not reach the API server, 4 of 8 objects not attempted "+
-			"(--continue-on-error attempts every object)", ns)))
+			"(--continue-on-error attempts every object); to finish, run the same command again: "+
+			"the objects migrated so far are found unchanged and left as they are", ns)))
 		failures := failureLine.FindAllStringSubmatch(r.stdout, -1)
 		Expect(failures).To(HaveLen(1), "one failure line:\n%s", r.stdout)
 		Expect(failures[0][0]).To(HavePrefix("Widget " + ns + "/w03: failed: "))
 		printed := r.stdout + r.stderr + r.err.Error()
 		Expect(strings.Count(printed, failures[0][1])).To(Equal(1), "the failure is printed once:\n%s", printed)
-		Expect(r.stderr).To(ContainSubstring(fmt.Sprintf("[4/8] Widget %s/w03: failed\n", ns)))
+		Expect(r.stderr).To(ContainSubstring(fmt.Sprintf("[4/8] Widget %s/w03: failed", ns)))
 		Expect(r.stderr).NotTo(ContainSubstring("[5/8]"), "no object after it was attempted")
-		Expect(r.stderr).To(ContainSubstring("dry run: 8 objects, 3 would change, 0 unchanged, 1 failed, 4 not attempted"))
+		Expect(r.stderr).To(ContainSubstring("8 objects: 3 migrated, 0 unchanged, 1 failed, 4 not attempted"))
 		Expect(proxy.objects.Load()).To(BeNumerically("<=", 5), "requests for objects after the failure: at most a client retry")
 
-		By("the control: --continue-on-error attempts every object, each failure printed once")
+		By("the control: --continue-on-error attempts every object left, each failure printed once")
 		proxy = newFailingProxy(ns, 3)
 		r = runThrough(ctx, proxy.kubeconfig, append(args, "--continue-on-error")...)
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
-		Expect(r.err).To(MatchError("5 of 8 objects failed to migrate"))
+		Expect(r.err).To(MatchError("2 of 8 objects failed to migrate"))
 		failures = failureLine.FindAllStringSubmatch(r.stdout, -1)
-		Expect(failures).To(HaveLen(5), "a failure line per object:\n%s", r.stdout)
+		Expect(failures).To(HaveLen(2), "a failure line per object:\n%s", r.stdout)
 		for _, f := range failures {
 			Expect(strings.Count(r.stdout+r.stderr+r.err.Error(), f[0])).To(Equal(1), "%s is printed once", f[0])
 		}
-		Expect(r.stderr).To(ContainSubstring(fmt.Sprintf("[8/8] Widget %s/w07: failed\n", ns)))
-		Expect(r.stderr).To(ContainSubstring("dry run: 8 objects, 3 would change, 0 unchanged, 5 failed; nothing was written"))
+		Expect(r.stderr).To(ContainSubstring(fmt.Sprintf("[8/8] Widget %s/w07: failed", ns)))
+		Expect(r.stderr).To(ContainSubstring("8 objects: 3 migrated, 3 unchanged, 2 failed\n"),
+			"the objects migrated by the first run are found unchanged, without a request")
 
 		for i := range 8 {
-			Expect(inspect(ctx, widgetKey(ns, fmt.Sprintf("w%02d", i))).ConditionTypes()).
-				To(Equal(map[string][]string{legacyManager: {"A", "B"}}), "a dry run writes nothing")
+			want := map[string][]string{"summary": {"A", "B"}}
+			if i >= 6 {
+				want = map[string][]string{legacyManager: {"A", "B"}}
+			}
+			Expect(inspect(ctx, widgetKey(ns, fmt.Sprintf("w%02d", i))).ConditionTypes()).To(Equal(want), "w%02d", i)
 		}
 	})
 })

@@ -3,6 +3,7 @@ package clisuite
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -264,13 +265,17 @@ var _ = Describe("migrate", func() {
 	})
 })
 
-// progressLines returns the lines of out that report progress.
+// progressLines returns the lines of out that report progress, without
+// the rate and time left that a run longer than a second adds.
 func progressLines(out string) []string {
 	var lines []string
 	for line := range strings.Lines(out) {
 		if strings.HasPrefix(line, "[") {
-			lines = append(lines, strings.TrimSuffix(line, "\n"))
+			lines = append(lines, progressETA.ReplaceAllString(strings.TrimSuffix(line, "\n"), ""))
 		}
 	}
 	return lines
 }
+
+// progressETA matches the rate and time left at the end of a progress line.
+var progressETA = regexp.MustCompile(` \(\d+/s, \S+ left\)$`)

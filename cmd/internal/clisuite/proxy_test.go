@@ -1,6 +1,8 @@
 package clisuite
 
 import (
+	"bytes"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -86,4 +89,116 @@ func (p *failingProxy) stop(w http.ResponseWriter) {
 		}
 	}
 	w.WriteHeader(http.StatusBadGateway)
+}
+
+// watchingProxy stands between the commands and the suite's API server,
+// counts the requests for the Widgets of one namespace by method (a list is
+// a GET of the collection, counted apart), and lets a spec hold or refuse
+// the requests for single objects.
+type watchingProxy struct {
+	kubeconfig string
+
+	mu sync.Mutex
+	// counts are per method for single objects, "LIST" for the collection.
+	counts map[string]int
+	// inFlight and maxInFlight count requests for single objects being
+	// served.
+	inFlight, maxInFlight int
+	// hold, when set, is called for every request for a single object
+	// before it is forwarded, with its number (from 1); it may block, at
+	// most until the request's context ends (cancelled).
+	// Returning false answers 403 Forbidden instead of forwarding.
+	hold func(r *http.Request, n int) bool
+	n    int
+}
+
+// newWatchingProxy starts a proxy for the Widgets of ns.
+func newWatchingProxy(ns string) *watchingProxy {
+	GinkgoHelper()
+	target, err := url.Parse(env.Config.Host)
+	Expect(err).NotTo(HaveOccurred())
+	transport, err := rest.TransportFor(env.Config)
+	Expect(err).NotTo(HaveOccurred())
+	p := &watchingProxy{counts: map[string]int{}}
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, Transport: transport}
+	collection := "/namespaces/" + ns + "/widgets"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, collection):
+			p.mu.Lock()
+			p.counts["LIST"]++
+			p.mu.Unlock()
+		case strings.Contains(r.URL.Path, collection+"/"):
+			p.mu.Lock()
+			p.counts[r.Method]++
+			p.n++
+			n, hold := p.n, p.hold
+			p.inFlight++
+			p.maxInFlight = max(p.maxInFlight, p.inFlight)
+			p.mu.Unlock()
+			defer func() {
+				p.mu.Lock()
+				p.inFlight--
+				p.mu.Unlock()
+			}()
+			// With its body read, the server notices when the client goes
+			// away and ends the request's context, which a hold waits for.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if hold != nil && !hold(r, n) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusForbidden)
+				_, _ = w.Write([]byte(`{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,` +
+					`"message":"widgets.demo.statusapply.io is forbidden: User \"proxy\" cannot patch resource \"widgets\""}`))
+				return
+			}
+		}
+		forward.ServeHTTP(w, r)
+	}))
+	DeferCleanup(srv.Close)
+	p.kubeconfig = filepath.Join(GinkgoT().TempDir(), "watching.kubeconfig")
+	Expect(os.WriteFile(p.kubeconfig, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: proxy
+  cluster:
+    server: `+srv.URL+`
+contexts:
+- name: proxy
+  context: {cluster: proxy, user: proxy}
+users:
+- name: proxy
+  user: {}
+current-context: proxy
+`), 0o600)).To(Succeed())
+	return p
+}
+
+// take returns the counts and the most requests for single objects served
+// at once since the last take, and starts counting afresh.
+func (p *watchingProxy) take() (counts map[string]int, maxInFlight int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	counts, maxInFlight = p.counts, p.maxInFlight
+	p.counts, p.maxInFlight, p.n = map[string]int{}, 0, 0
+	return counts, maxInFlight
+}
+
+// setHold replaces the hold function.
+func (p *watchingProxy) setHold(hold func(r *http.Request, n int) bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.hold = hold
+}
+
+// cancelled waits until the client of r gave up on it, or a minute.
+func cancelled(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-time.After(time.Minute):
+	}
 }

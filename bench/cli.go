@@ -1,0 +1,453 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/apiserver"
+)
+
+// CLIConfig sizes the command-line scenario.
+type CLIConfig struct {
+	// Objects is the fleet the statusapply binary of this tree works on.
+	Objects int `json:"objects"`
+	// BaselineObjects is the fleet a baseline binary (an earlier build,
+	// BENCH_CLI_BASELINE) works on, smaller when it is slow; 0 runs none.
+	BaselineObjects int `json:"baselineObjects,omitempty"`
+	// Baseline names the baseline build, such as a commit.
+	Baseline string `json:"baseline,omitempty"`
+}
+
+// CLI steps, in the order they run on a fleet.
+const (
+	StepList   = "list (client-go, as kubectl get -o json)"
+	StepAudit  = "audit"
+	StepDryRun = "migrate (dry run)"
+	StepApply  = "migrate --apply"
+	StepRerun  = "migrate --apply again (no-op)"
+)
+
+// cliSteps are the steps that run the binary, after the list baseline.
+var cliSteps = []string{StepAudit, StepDryRun, StepApply, StepRerun}
+
+// cliGoals are the issue's goals for 10,000 objects, per step.
+var cliGoals = map[string]time.Duration{
+	StepAudit:  15 * time.Second,
+	StepDryRun: 30 * time.Second,
+	StepApply:  2 * time.Minute,
+	StepRerun:  30 * time.Second,
+}
+
+// cliGoalObjects is the fleet size the goals are set for.
+const cliGoalObjects = 10000
+
+// CLIResult is one step on one fleet.
+type CLIResult struct {
+	// Build is "this tree" or the baseline's name.
+	Build   string        `json:"build"`
+	Step    string        `json:"step"`
+	Objects int           `json:"objects"`
+	Wall    time.Duration `json:"wall"`
+	// Requests counts the API server's requests for the fleet's resource
+	// during the step, by verb, as the API server's own metrics count them
+	// (apiserver_request_total), so that the binary needs no instrumenting.
+	Requests map[string]int `json:"requests"`
+	// Summary is the last line the command printed on stderr.
+	Summary string `json:"summary,omitempty"`
+}
+
+// cliMigrateFlags is the plan every migrate step carries out on the audit
+// fleet: the legacy writer's conditions and phase go to readiness, which
+// already applies there.
+var cliMigrateFlags = []string{"--from", "legacy-controller=readiness"}
+
+// RunCLI creates a fleet of cfg.Objects Widgets (and one of
+// cfg.BaselineObjects when baseline is set) and times each step of a
+// migration campaign with the statusapply binary at bin, and the baseline
+// binary, beside a client-go list of the same objects.
+func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg CLIConfig, logf func(string, ...any)) ([]CLIResult, error) {
+	dir, err := os.MkdirTemp("", "statusapply-bench-cli-")
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	kubeconfig, err := writeKubeconfig(env, dir)
+	if err != nil {
+		return nil, err
+	}
+	type fleetRun struct {
+		build, bin string
+		objects    int
+	}
+	runs := []fleetRun{{"this tree", bin, cfg.Objects}}
+	if baseline != "" && cfg.BaselineObjects > 0 {
+		runs = append(runs, fleetRun{cfg.Baseline, baseline, cfg.BaselineObjects})
+	}
+	var out []CLIResult
+	for _, fr := range runs {
+		ns, err := env.CreateNamespace(ctx, "cli")
+		if err != nil {
+			return nil, err
+		}
+		created := time.Now()
+		if err := CreateAuditFleet(ctx, env.Client, ns, fr.objects, 8); err != nil {
+			return nil, err
+		}
+		logf("cli: created %d objects for %s in %v", fr.objects, fr.build, time.Since(created).Round(time.Millisecond))
+		r, err := timeList(ctx, env, ns, fr.objects)
+		if err != nil {
+			return nil, err
+		}
+		r.Build = fr.build
+		logf("cli %s: %s of %d objects: %v %v", fr.build, r.Step, r.Objects, r.Wall.Round(time.Millisecond), r.Requests)
+		out = append(out, r)
+		for _, step := range cliSteps {
+			args := []string{"audit", "widgets", "-n", ns}
+			switch step {
+			case StepDryRun:
+				args = append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...)
+			case StepApply, StepRerun:
+				args = append(append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...), "--apply")
+			}
+			args = append(args, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(dir, "cache"))
+			r, err := timeCommand(ctx, env, fr.bin, args)
+			if err != nil {
+				return nil, fmt.Errorf("%s, %s: %w", fr.build, step, err)
+			}
+			r.Build, r.Step, r.Objects = fr.build, step, fr.objects
+			logf("cli %s: %s of %d objects: %v %v; %s", fr.build, step, fr.objects, r.Wall.Round(time.Millisecond), r.Requests, r.Summary)
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// writeKubeconfig writes a kubeconfig file for a cluster administrator of
+// env into dir.
+func writeKubeconfig(env *apiserver.Env, dir string) (string, error) {
+	user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: "bench-cli", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", err
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	return path, os.WriteFile(path, data, 0o600)
+}
+
+// timeList lists the fleet in pages of 500, as kubectl get -o json does,
+// decoding every object.
+func timeList(ctx context.Context, env *apiserver.Env, ns string, want int) (CLIResult, error) {
+	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return CLIResult{}, err
+	}
+	before, err := widgetRequests(ctx, env.Config)
+	if err != nil {
+		return CLIResult{}, err
+	}
+	began := time.Now()
+	n, cont := 0, ""
+	for {
+		list := &unstructured.UnstructuredList{}
+		list.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("WidgetList"))
+		if err := c.List(ctx, list, client.InNamespace(ns), client.Limit(500), client.Continue(cont)); err != nil {
+			return CLIResult{}, err
+		}
+		n += len(list.Items)
+		if cont = list.GetContinue(); cont == "" {
+			break
+		}
+	}
+	wall := time.Since(began)
+	if n != want {
+		return CLIResult{}, fmt.Errorf("listed %d objects, want %d", n, want)
+	}
+	after, err := widgetRequests(ctx, env.Config)
+	if err != nil {
+		return CLIResult{}, err
+	}
+	return CLIResult{Step: StepList, Objects: n, Wall: wall, Requests: diff(after, before)}, nil
+}
+
+// timeCommand runs the binary with args and times it; a non-zero exit is
+// an error.
+func timeCommand(ctx context.Context, env *apiserver.Env, bin string, args []string) (CLIResult, error) {
+	before, err := widgetRequests(ctx, env.Config)
+	if err != nil {
+		return CLIResult{}, err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	began := time.Now()
+	err = cmd.Run()
+	wall := time.Since(began)
+	if err != nil {
+		return CLIResult{}, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	after, err := widgetRequests(ctx, env.Config)
+	if err != nil {
+		return CLIResult{}, err
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	return CLIResult{Wall: wall, Requests: diff(after, before), Summary: lines[len(lines)-1]}, nil
+}
+
+// widgetRequests reads the API server's count of requests for widgets, by
+// lower-case verb, from its metrics.
+func widgetRequests(ctx context.Context, cfg *rest.Config) (map[string]int, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading the API server's metrics: %s", resp.Status)
+	}
+	counts := map[string]int{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="widgets"`) {
+			continue
+		}
+		verb := labelValue(line, "verb")
+		i := strings.LastIndexByte(line, ' ')
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("metrics line %q: %w", line, err)
+		}
+		counts[strings.ToLower(verb)] += int(v)
+	}
+	return counts, sc.Err()
+}
+
+// labelValue returns the value of label name in a Prometheus text line.
+func labelValue(line, name string) string {
+	key := name + `="`
+	i := strings.Index(line, key)
+	if i < 0 {
+		return ""
+	}
+	rest := line[i+len(key):]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+// diff subtracts the counts in before from those in after, leaving out
+// verbs that did not move.
+func diff(after, before map[string]int) map[string]int {
+	out := map[string]int{}
+	for v, n := range after {
+		if d := n - before[v]; d > 0 {
+			out[v] = d
+		}
+	}
+	return out
+}
+
+// CLIGoals are the scenario's goals: each step of this tree's build on
+// cliGoalObjects objects within its time; the baseline and the list are
+// reported.
+func (r *Results) cliGoals() []Goal {
+	if len(r.CLI) == 0 {
+		return nil
+	}
+	var goals []Goal
+	list := map[string]CLIResult{}
+	for _, c := range r.CLI {
+		if c.Step == StepList {
+			list[c.Build] = c
+		}
+	}
+	for _, step := range cliSteps {
+		limit := cliGoals[step]
+		for _, c := range r.CLI {
+			if c.Step != step || c.Build != "this tree" {
+				continue
+			}
+			l := list[c.Build]
+			measured := fmt.Sprintf("%s (%.0f objects/s); the list of the same objects %s", secs(c.Wall),
+				float64(c.Objects)/c.Wall.Seconds(), secs(l.Wall))
+			g := Goal{Scenario: "5", Goal: fmt.Sprintf("%d objects, `%s` ≤ %s", cliGoalObjects, step, limit), Measured: measured}
+			if c.Objects < cliGoalObjects {
+				g.Unmeasured = true
+			} else {
+				g.Met = c.Wall <= limit
+			}
+			goals = append(goals, g)
+		}
+	}
+	return goals
+}
+
+// secs prints a duration in seconds with one decimal.
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// cliSection renders the scenario's table.
+func (r *Results) cliSection(p func(string, ...any)) {
+	if len(r.CLI) == 0 {
+		return
+	}
+	c := r.Config.CLI
+	p("## 5. The command line on a fleet\n\n")
+	p("The `statusapply` binary built from this tree, run as a user would (a separate process, a kubeconfig file, its\n")
+	p("default flags), over %d Widgets in one namespace: each created by a client, with three conditions and the phase\n", c.Objects)
+	p("merge-patched by a legacy writer and two apply managers with a condition each. The steps are a campaign's:\n")
+	p("`audit widgets`, `migrate widgets --from legacy-controller=readiness` (a dry run), the same with `--apply`, and\n")
+	p("`--apply` again, which finds nothing left to change. Beside them, the same objects listed through client-go in pages\n")
+	p("of 500, as `kubectl get widgets -o json` lists them: the least any command that reads every object costs.\n")
+	p("Requests are the API server's own count for the resource (`apiserver_request_total`), by verb; a list is a\n")
+	p("GET of the collection.\n\n")
+	if c.Baseline != "" && c.BaselineObjects > 0 {
+		p("The baseline, %s, ran the same steps in the same run on a fleet of its own of %d objects (it reads every\n", c.Baseline, c.BaselineObjects)
+		p("object again after the list and is held to 20 requests per second, so %d objects would take it\n", c.Objects)
+		p("about half an hour); objects/s is the figure to compare.\n\n")
+	}
+	p("| build | step | objects | wall time | objects/s | requests |\n|---|---|---:|---:|---:|---|\n")
+	for _, res := range r.CLI {
+		p("| %s | %s | %d | %s | %.0f | %s |\n", res.Build, res.Step, res.Objects, secs(res.Wall),
+			float64(res.Objects)/res.Wall.Seconds(), requestsCell(res.Requests))
+	}
+	p("\n")
+}
+
+// requestsCell prints requests by verb, "1 list, 20 get, 10000 patch" style.
+func requestsCell(counts map[string]int) string {
+	var parts []string
+	for _, v := range []string{"list", "get", "patch", "apply", "update", "create"} {
+		if n := counts[v]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, v))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cliSectionTitle starts scenario 5's section in the document.
+const cliSectionTitle = "## 5. The command line on a fleet"
+
+// SpliceCLI puts the command-line scenario of res into doc, a document
+// rendered by Markdown from an earlier run, in place of the scenario's
+// section and goal rows if it has them: the section before "How it was
+// measured", the goal rows at the end of the goals table, and the count
+// below the table counted again. A focused run (make bench-cli) updates
+// the document this way without running the other scenarios again; the
+// section says when and at which commit it was measured.
+func SpliceCLI(doc string, res *Results) (string, error) {
+	lines := strings.SplitAfter(doc, "\n")
+	// The goal rows.
+	var out []string
+	inGoals, done := false, false
+	var rows []string
+	for _, line := range lines {
+		switch {
+		case strings.HasPrefix(line, "| scenario | goal | measured |"):
+			inGoals = true
+		case inGoals && strings.HasPrefix(line, "| 5 |"):
+			continue
+		case inGoals && !strings.HasPrefix(line, "|"):
+			for _, g := range res.cliGoals() {
+				out = append(out, fmt.Sprintf("| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, g.Verdict()))
+			}
+			inGoals, done = false, true
+		case inGoals && !strings.HasPrefix(line, "|---"):
+			rows = append(rows, line)
+		}
+		out = append(out, line)
+	}
+	if !done {
+		return "", fmt.Errorf("no goals table in the document")
+	}
+	for _, g := range res.cliGoals() {
+		rows = append(rows, "| | | | "+g.Verdict()+" |\n")
+	}
+	doc = strings.Join(out, "")
+	count := regexp.MustCompile(`(?m)^\d+ goals met, \d+ missed(, \d+ not measured in this run)?; \d+ rows reported without a goal\.$`)
+	if !count.MatchString(doc) {
+		return "", fmt.Errorf("no goal count below the goals table")
+	}
+	doc = count.ReplaceAllString(doc, strings.TrimSuffix(goalCount(rows), "\n"))
+
+	// The section.
+	var b strings.Builder
+	res.cliSection(func(format string, args ...any) { fmt.Fprintf(&b, format, args...) })
+	section := b.String()
+	if m := res.Machine; m.Date != "" {
+		section = strings.Replace(section, "\n\n", fmt.Sprintf("\n\nMeasured on its own (`%s`) on %s, at commit `%s`, on the machine above.\n\n",
+			m.Command, m.Date, m.Commit), 1)
+	}
+	if start := strings.Index(doc, cliSectionTitle); start >= 0 {
+		end := strings.Index(doc[start+len(cliSectionTitle):], "\n## ")
+		if end < 0 {
+			return "", fmt.Errorf("no section after scenario 5")
+		}
+		doc = doc[:start] + doc[start+len(cliSectionTitle)+end+1:]
+	}
+	at := strings.Index(doc, "## How it was measured")
+	if at < 0 {
+		return "", fmt.Errorf("no section \"How it was measured\" to put scenario 5 before")
+	}
+	return doc[:at] + section + doc[at:], nil
+}
+
+// goalCount counts the verdicts in the last cell of goal table rows, as
+// GoalsTable does.
+func goalCount(rows []string) string {
+	met, missed, unmeasured, reported := 0, 0, 0, 0
+	for _, row := range rows {
+		cells := strings.Split(strings.TrimSpace(row), "|")
+		if len(cells) < 2 {
+			continue
+		}
+		switch strings.TrimSpace(cells[len(cells)-2]) {
+		case "met":
+			met++
+		case "**missed**":
+			missed++
+		case "not measured":
+			unmeasured++
+		case "reported, no goal":
+			reported++
+		}
+	}
+	s := fmt.Sprintf("%d goals met, %d missed", met, missed)
+	if unmeasured > 0 {
+		s += fmt.Sprintf(", %d not measured in this run", unmeasured)
+	}
+	return s + fmt.Sprintf("; %d rows reported without a goal.\n", reported)
+}

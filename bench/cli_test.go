@@ -1,0 +1,104 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/statusapply/statusapply/internal/apiserver"
+)
+
+// TestCLIBenchmark runs scenario 5 (the command line on a fleet) alone, at
+// the full run's sizes (BENCH_CLI_OBJECTS replaces them), writes
+// results/cli-latest.json and puts the scenario into docs/benchmarks.md in
+// place of the one there (SpliceCLI). It runs only when BENCH_CLI=1 (make
+// bench-cli).
+func TestCLIBenchmark(t *testing.T) {
+	if os.Getenv("BENCH_CLI") != "1" {
+		t.Skip("set BENCH_CLI=1 (make bench-cli) to measure the command line on a fleet")
+	}
+	log.SetLogger(logr.Discard())
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
+	defer cancel()
+	env, err := apiserver.Start(apiserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	res := &Results{Config: Config{CLI: cliConfig(10000, 1000)}, Machine: machine(t, env, false)}
+	if res.CLI, err = RunCLI(ctx, env, buildCLI(t), os.Getenv("BENCH_CLI_BASELINE"), res.Config.CLI, t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	res.Machine.Duration = time.Since(began).Round(time.Second).String()
+	raw, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join("results", "cli-latest.json"), raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join("..", "docs", "benchmarks.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spliced, err := SpliceCLI(string(doc), res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(spliced), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("goals:\n\n%s", res.GoalsTable())
+}
+
+func TestSpliceCLI(t *testing.T) {
+	full := &Results{Machine: Machine{Command: "make bench"}, Config: Config{CLI: CLIConfig{Objects: 10000}}}
+	doc := full.Markdown("")
+	res := &Results{
+		Machine: Machine{Command: "make bench-cli", Date: "2026-11-28 09:00 UTC", Commit: "abc1234"},
+		Config:  Config{CLI: CLIConfig{Objects: 10000}},
+		CLI: []CLIResult{
+			{Build: "this tree", Step: StepList, Objects: 10000, Wall: 2 * time.Second},
+			{Build: "this tree", Step: StepAudit, Objects: 10000, Wall: 5 * time.Second},
+			{Build: "this tree", Step: StepDryRun, Objects: 10000, Wall: 40 * time.Second},
+		},
+	}
+	once, err := SpliceCLI(doc, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 5 | 10000 objects, `audit` ≤ 15s | 5.0 s (2000 objects/s); the list of the same objects 2.0 s | met |\n",
+		"| 5 | 10000 objects, `migrate (dry run)` ≤ 30s | 40.0 s (250 objects/s); the list of the same objects 2.0 s | **missed** |\n",
+		"\n1 goals met, 1 missed; 0 rows reported without a goal.\n",
+		cliSectionTitle + "\n\nMeasured on its own (`make bench-cli`) on 2026-11-28 09:00 UTC, at commit `abc1234`",
+		"| this tree | audit | 10000 | 5.0 s | 2000 | - |\n",
+	} {
+		if !strings.Contains(once, want) {
+			t.Errorf("the spliced document misses %q:\n%s", want, once)
+		}
+	}
+	if strings.Index(once, cliSectionTitle) > strings.Index(once, "## How it was measured") {
+		t.Error("scenario 5 comes after the method section")
+	}
+	twice, err := SpliceCLI(once, res)
+	if err != nil || twice != once {
+		t.Errorf("splicing again changed the document (%v)", err)
+	}
+}
