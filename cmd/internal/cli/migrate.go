@@ -216,6 +216,9 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			err = runMigration(cmd, c, plan, versions, s, mf, out, progress)
 			// After the summary line: the outcome stands, and these say what
 			// may undo it.
+			if errors.Is(err, errNothingWritten) {
+				return err // nothing was migrated from anyone
+			}
 			for _, line := range activeWarnings(active, mf.window, now, !mf.apply, mf.allowActive) {
 				fmt.Fprintln(stderr, line)
 			}
@@ -288,7 +291,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 		fmt.Fprintf(stderr, "warning: permissions not checked: %v\n", err)
 	}
 	if mf.apply && len(missing) > 0 {
-		return fmt.Errorf("not migrating, nothing was written: %s", permissionsMessage(missing))
+		return fmt.Errorf("%w: %s", errNothingWritten, permissionsMessage(missing))
 	}
 
 	ctx, stop := context.WithCancelCause(parent)
@@ -325,7 +328,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	if err != nil {
 		return err
 	}
-	report := fleet.MigrateAllConcurrently(ctx, m, listed, mf.concurrency)
+	report := fleet.MigrateAllConcurrently(ctx, m, migrationObjects(objs, listed), mf.concurrency)
 	progress.clear()
 	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
 		return err
@@ -367,6 +370,27 @@ func metadataOf(objs []*unstructured.Unstructured) []*metav1.PartialObjectMetada
 				Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(),
 				ResourceVersion: u.GetResourceVersion(), ManagedFields: u.GetManagedFields(),
 			},
+		}
+	}
+	return out
+}
+
+// errNothingWritten is wrapped by the refusal to start a migration.
+var errNothingWritten = errors.New("not migrating, nothing was written")
+
+// migrationObjects gives the Migrator each object's metadata, or the whole
+// object where an entry was recorded in another API version than the one it
+// was listed in: translating such an entry may need the object's content (an
+// atomic list owned whole through one version becomes the items it holds).
+func migrationObjects(objs []*unstructured.Unstructured, listed []*metav1.PartialObjectMetadata) []client.Object {
+	out := make([]client.Object, len(objs))
+	for i, u := range objs {
+		out[i] = listed[i]
+		for _, e := range listed[i].ManagedFields {
+			if e.APIVersion != u.GetAPIVersion() {
+				out[i] = u
+				break
+			}
 		}
 	}
 	return out

@@ -148,7 +148,7 @@ var _ = Describe("migrate against an API server that goes away", func() {
 		for i := range 8 {
 			createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
 		}
-		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary", "--progress", "--apply"}
+		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary", "--progress", "--apply", "--allow-active"}
 
 		By("the proxy stops answering at the fourth object's write")
 		proxy := newFailingProxy(ns, 3)

@@ -106,9 +106,10 @@ var _ = Describe("the RBAC docs/cli.md lists", func() {
 		r = runThrough(ctx, asReader, "lint")
 		Expect(cli.ExitCode(r.err)).To(Equal(1), "Gadget's finding, not a refusal: %v", r.err)
 
-		By("the read Role: a dry run of objects that carry managedFields")
+		By("the read Role: a dry run of objects that carry managedFields runs, then fails: --apply would be refused")
 		r = runThrough(ctx, asReader, "migrate", "widget/tracked", "-n", ns, "--from", legacyManager+"=summary", "--new-destination", "summary")
-		Expect(r.err).NotTo(HaveOccurred())
+		Expect(cli.ExitCode(r.err)).To(Equal(2))
+		Expect(r.err).To(MatchError(ContainSubstring("--apply would be refused: the user may not patch widgets")))
 
 		By("the read Role: a dry run of an object without managedFields needs patch on widgets/status, for its dry-run seeding")
 		r = runThrough(ctx, asReader, "migrate", "widget/untracked", "-n", ns, "--from", "before-first-apply=summary", "--new-destination", "summary")
@@ -120,7 +121,7 @@ var _ = Describe("the RBAC docs/cli.md lists", func() {
 		r = runThrough(ctx, asReader, "migrate", "widgets", "-n", ns, "--from", legacyManager+"=summary",
 			"--from", "before-first-apply=summary", "--new-destination", "summary", "--apply", "--allow-active")
 		Expect(cli.ExitCode(r.err)).To(Equal(2))
-		Expect(r.stdout).To(ContainSubstring("forbidden"))
+		Expect(r.err).To(MatchError(ContainSubstring("not migrating, nothing was written: the user may not patch widgets")))
 		Expect(getWidget(ctx, tracked).ResourceVersion).To(Equal(rv))
 
 		By("the migrate Role: --apply, seeding the object without managedFields")

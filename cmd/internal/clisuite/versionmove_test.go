@@ -266,9 +266,11 @@ var _ = Describe("moving a CRD from v1beta1 to v1 while its status writers keep 
 		doc = auditDoc{}
 		decode(r, &doc)
 		Expect(doc.StaleVersions).To(BeEmpty())
-		Expect(doc.Verdict.Flags).To(Equal([]string{"--from", legacyWriter + "=" + legacyWriter}), "unresolved: %v", doc.Verdict.Unresolved)
+		Expect(doc.Verdict.Flags).To(Equal([]string{"--from", legacyWriter + "=" + legacyWriter, "--new-destination", legacyWriter}),
+			"unresolved: %v", doc.Verdict.Unresolved)
+		// The legacy writer wrote moments ago and is switching to apply now.
 		r = runFresh(ctx, append(append([]string{"migrate", resource, "-n", ns}, doc.Verdict.Flags...),
-			"--new-destination", legacyWriter, "--apply")...)
+			"--apply", "--allow-active")...)
 		Expect(r.err).NotTo(HaveOccurred(), "exit code %d", cli.ExitCode(r.err))
 		writers.legacyApplies = true
 		writers.write(ctx, 2)

@@ -212,7 +212,7 @@ var _ = Describe("a legacy writer through a served version whose conditions are 
 		Expect(err.Error()).To(ContainSubstring(legacy))
 
 		By("migrate hands the list, item by item in v1beta2, to the network writer")
-		r = run(ctx, "migrate", "machine/m1", "-n", ns, "--from", legacy+"="+network, "--apply")
+		r = run(ctx, "migrate", "machine/m1", "-n", ns, "--from", legacy+"="+network, "--apply", "--allow-active")
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(conditionOwners(ctx, machineGVK, key)).To(Equal(map[string][]string{
 			"Ready":        {network + "@v1beta2"},
@@ -444,7 +444,7 @@ var _ = Describe("writers through several versions of a CRD", func() {
 
 		By("migrate runs the proposed command")
 		args := append([]string{"migrate", resource, "-n", ns}, doc.Verdict.Flags...)
-		r = runFresh(ctx, append(args, "--apply")...)
+		r = runFresh(ctx, append(args, "--apply", "--allow-active")...)
 		Expect(r.err).NotTo(HaveOccurred(), "exit code %d", cli.ExitCode(r.err))
 		// B was translated to v1 as it moved; the legacy writer keeps A in
 		// the version it writes through.
