@@ -1,0 +1,318 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/internal/ownershiptest"
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// The tests in this file pin decisions the other tests leave open
+// (pagination, orders, boundaries), so that changing any of them makes a
+// test fail.
+
+// pagedReader serves a list of objects page by page as the API server does,
+// honouring Limit and Continue (the fake client ignores both), and records
+// the options of every request.
+type pagedReader struct {
+	client.Reader
+	objs []unstructured.Unstructured
+	// fail, when set, answers the request with this Continue token.
+	fail     map[string]error
+	requests []client.ListOptions
+	kinds    []string
+}
+
+func (r *pagedReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	o := client.ListOptions{}
+	o.ApplyOptions(opts)
+	r.requests = append(r.requests, o)
+	ul := list.(*unstructured.UnstructuredList)
+	r.kinds = append(r.kinds, ul.GetKind())
+	if err := r.fail[o.Continue]; err != nil {
+		return err
+	}
+	start := 0
+	if o.Continue != "" {
+		start, _ = strconv.Atoi(o.Continue)
+	}
+	end := len(r.objs)
+	if o.Limit > 0 && start+int(o.Limit) < end {
+		end = start + int(o.Limit)
+		ul.SetContinue(strconv.Itoa(end))
+	}
+	ul.Items = append([]unstructured.Unstructured(nil), r.objs[start:end]...)
+	return nil
+}
+
+func widgets(n int) []unstructured.Unstructured {
+	out := make([]unstructured.Unstructured, n)
+	for i := range out {
+		out[i].SetAPIVersion("demo.statusapply.io/v1alpha1")
+		out[i].SetKind("Widget")
+		out[i].SetNamespace("shop")
+		out[i].SetName("w" + strconv.Itoa(i))
+	}
+	return out
+}
+
+var widgetGVK = schema.GroupVersionKind{Group: "demo.statusapply.io", Version: "v1alpha1", Kind: "Widget"}
+
+func TestListObjectsPages(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		objs      int
+		pageSize  int64
+		wantLimit int64
+		requests  int
+	}{
+		{"pages of 2", 5, 2, 2, 3},
+		{"one page", 3, 10, 10, 1},
+		{"a page size of 1", 2, 1, 1, 2},
+		{"the pager's default", 3, 0, 500, 1},
+		{"a negative page size means the default", 3, -1, 500, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &pagedReader{objs: widgets(tc.objs)}
+			var names []string
+			for obj, err := range ListObjects(context.Background(), r, widgetGVK, tc.pageSize, client.InNamespace("shop")) {
+				if err != nil {
+					t.Fatalf("error after %v: %v", names, err)
+				}
+				names = append(names, obj.GetName())
+			}
+			var want []string
+			for i := range tc.objs {
+				want = append(want, "w"+strconv.Itoa(i))
+			}
+			if diff := cmp.Diff(want, names); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+			if len(r.requests) != tc.requests {
+				t.Errorf("%d requests, want %d", len(r.requests), tc.requests)
+			}
+			for i, o := range r.requests {
+				if o.Limit != tc.wantLimit || o.Namespace != "shop" {
+					t.Errorf("request %d: limit %d namespace %q, want %d in shop", i, o.Limit, o.Namespace, tc.wantLimit)
+				}
+				if (i == 0) != (o.Continue == "") {
+					t.Errorf("request %d: continue %q", i, o.Continue)
+				}
+				if r.kinds[i] != "WidgetList" {
+					t.Errorf("request %d lists %q, want WidgetList", i, r.kinds[i])
+				}
+			}
+		})
+	}
+}
+
+func TestListObjectsErrorsAndStops(t *testing.T) {
+	boom := errors.New("connection refused")
+	expired := apierrors.NewResourceExpired("the continue token is too old")
+	for _, tc := range []struct {
+		name string
+		fail map[string]error
+		want []string
+		err  error
+	}{
+		{"the first request fails", map[string]error{"": boom}, nil, boom},
+		{"a later page fails", map[string]error{"2": boom}, []string{"w0", "w1"}, boom},
+		{"the continue token expired: no full list instead", map[string]error{"2": expired}, []string{"w0", "w1"}, expired},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &pagedReader{objs: widgets(5), fail: tc.fail}
+			var names []string
+			var errs []error
+			for obj, err := range ListObjects(context.Background(), r, widgetGVK, 2) {
+				if err != nil {
+					errs = append(errs, err)
+					continue
+				}
+				names = append(names, obj.GetName())
+			}
+			if diff := cmp.Diff(tc.want, names); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+			if len(errs) != 1 || !errors.Is(errs[0], tc.err) || errs[0].Error() != "listing Widget: "+tc.err.Error() {
+				t.Fatalf("errors %v, want one: listing Widget: %v", errs, tc.err)
+			}
+			for _, o := range r.requests {
+				if o.Limit != 2 {
+					t.Errorf("a request without the page size: %+v (a full list?)", o)
+				}
+			}
+		})
+	}
+
+	// A caller that stops gets no error, and the pages after the one being
+	// read ahead are not read.
+	r := &pagedReader{objs: widgets(7)}
+	n := 0
+	for _, err := range ListObjects(context.Background(), r, widgetGVK, 2) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n++; n == 1 {
+			break
+		}
+	}
+	if len(r.requests) > 2 {
+		t.Errorf("%d requests after stopping on the first object of 4 pages, want at most 2", len(r.requests))
+	}
+}
+
+// Active legacy writers are sorted by manager, then subresource.
+func TestAuditActiveLegacyWritersOrder(t *testing.T) {
+	at := auditNow.Add(-time.Hour)
+	objs := []metav1.Object{
+		named("w1", stamped(ownershiptest.Entry("zeta", ownershiptest.Update, "status", applyPhase), at)),
+		named("w2", stamped(ownershiptest.Entry("alpha", ownershiptest.Update, "status", applyPhase), at)),
+		named("w3", stamped(ownershiptest.Entry("mid", ownershiptest.Update, "status", applyPhase), at),
+			stamped(ownershiptest.Entry("alpha", ownershiptest.Update, "status", applyA), at.Add(time.Minute))),
+	}
+	r := mustAudit(t, AuditOptions{}, objs...)
+	var got []string
+	for _, w := range r.ActiveLegacyWriters {
+		got = append(got, w.Manager+"/"+strconv.Itoa(w.Objects))
+	}
+	if diff := cmp.Diff([]string{"alpha/2", "mid/1", "zeta/1"}, got); diff != "" {
+		t.Errorf("active legacy writers (-want +got):\n%s", diff)
+	}
+}
+
+func TestFindingString(t *testing.T) {
+	f := Finding{CRD: "widgets.demo.statusapply.io", Version: "v1", Path: ".status.items", Severity: SeverityWarning, Message: "atomic"}
+	if got, want := f.String(), "widgets.demo.statusapply.io v1 .status.items: "+string(SeverityWarning)+": atomic"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	f.File = "crds.yaml"
+	if got, want := f.String(), "crds.yaml: widgets.demo.statusapply.io v1 .status.items: "+string(SeverityWarning)+": atomic"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// Of two legacy writers sharing a field, the release takes it from
+// before-first-apply first, else from the first by name, whatever the order
+// of the entries.
+func TestReleaseSharedOrder(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mfs  []metav1.ManagedFieldsEntry
+		want map[string]string
+	}{
+		{"before-first-apply after the named writer",
+			[]metav1.ManagedFieldsEntry{
+				ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB),
+				ownershiptest.Entry(ownership.BeforeFirstApplyManager, ownershiptest.Update, "status", ownershiptest.LegacyAB),
+			},
+			map[string]string{"legacy (Update, status)": "A,B .status.phase"}},
+		{"two named writers, the second by name keeps the field",
+			[]metav1.ManagedFieldsEntry{
+				ownershiptest.Entry("b", ownershiptest.Update, "status", applyPhase),
+				ownershiptest.Entry("a", ownershiptest.Update, "status", applyAPhase),
+			},
+			map[string]string{"a (Update, status)": "A", "b (Update, status)": " .status.phase"}},
+		{"two named writers in order",
+			[]metav1.ManagedFieldsEntry{
+				ownershiptest.Entry("a", ownershiptest.Update, "status", applyAPhase),
+				ownershiptest.Entry("b", ownershiptest.Update, "status", applyPhase),
+			},
+			map[string]string{"a (Update, status)": "A", "b (Update, status)": " .status.phase"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mfs, changed, err := Plan{ReleaseShared: true}.Rewrite(ownershiptest.Widget(tc.mfs...), migrateNow)
+			if err != nil || !changed {
+				t.Fatalf("changed %t, err %v", changed, err)
+			}
+			if diff := cmp.Diff(tc.want, ownedBy(t, mfs)); diff != "" {
+				t.Errorf("ownership (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Entries a version rewrite merges keep the latest time of the two.
+func TestRewriteStaleVersionsMergesTimes(t *testing.T) {
+	v, err := VersionsOf(versionedCRD([2]string{"v1", "map"})) // v1beta1 was removed
+	if err != nil {
+		t.Fatal(err)
+	}
+	early, late := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	noTime := func(e metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry { e.Time = nil; return e }
+	for _, tc := range []struct {
+		name          string
+		stale, stored metav1.ManagedFieldsEntry
+		want          *time.Time
+	}{
+		{"the stale entry is later", stamped(entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), late),
+			stamped(entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyR), early), &late},
+		{"the stale entry is earlier", stamped(entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), early),
+			stamped(entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyR), late), &late},
+		{"the first has no time", stamped(entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB), early),
+			noTime(entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyR)), &early},
+		{"the second has no time", noTime(entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB)),
+			stamped(entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyR), early), &early},
+		{"neither has a time", noTime(entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB)),
+			noTime(entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyR)), nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, order := range [][]metav1.ManagedFieldsEntry{{tc.stored, tc.stale}, {tc.stale, tc.stored}} {
+				mfs, changed, err := Plan{RewriteStaleVersions: true, Versions: v}.Rewrite(machine([]string{"B", "R"}, order...), migrateNow)
+				if err != nil || !changed {
+					t.Fatalf("changed %t, err %v", changed, err)
+				}
+				if len(mfs) != 1 || mfs[0].APIVersion != "example.com/v1" {
+					t.Fatalf("entries %+v, want one merged in v1", mfs)
+				}
+				got := mfs[0].Time
+				if (got == nil) != (tc.want == nil) || got != nil && !got.Time.Equal(*tc.want) {
+					t.Errorf("order %s first: time %v, want %v", order[0].APIVersion, got, tc.want)
+				}
+				if o := ownedBy(t, mfs); o["wb (Apply, status)"] != "B,R" {
+					t.Errorf("ownership %v, want wb owning B and R", o)
+				}
+			}
+		})
+	}
+}
+
+// The audit counts the objects on which a stale version's fields do not
+// translate, once per object whatever the number of such entries.
+func TestAuditCountsUntranslatableObjects(t *testing.T) {
+	gone := `{"f:status":{"f:gone":{},"f:phase":{}}}`
+	bad := func(name string) *unstructured.Unstructured {
+		m := machine([]string{"B"},
+			entryIn("v1beta1", "legacy", ownershiptest.Update, "status", gone),
+			entryIn("v1beta1", "other", ownershiptest.Update, "status", gone))
+		m.SetName(name)
+		return m
+	}
+	good := machine([]string{"B"}, entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB))
+	good.SetName("good")
+	r := auditOf(t, versionedCRD([2]string{"v1", "map"}), bad("m1"), bad("m2"), good)
+	if len(r.StaleVersions) != 1 {
+		t.Fatalf("stale versions %+v", r.StaleVersions)
+	}
+	if sv := r.StaleVersions[0]; sv.Objects != 3 || sv.Untranslatable != 2 {
+		t.Errorf("stale version %+v, want 3 objects, 2 of them untranslatable", sv)
+	}
+	if r.Verdict.StaleVersions {
+		t.Errorf("verdict %+v proposes --stale-versions although fields do not translate", r.Verdict)
+	}
+	// Control: translatable entries alone count none.
+	r = auditOf(t, versionedCRD([2]string{"v1", "map"}), good)
+	if sv := r.StaleVersions[0]; sv.Untranslatable != 0 || !r.Verdict.StaleVersions {
+		t.Errorf("stale version %+v, verdict %+v: want nothing untranslatable and --stale-versions", sv, r.Verdict)
+	}
+}
