@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -314,5 +315,142 @@ func TestAuditCountsUntranslatableObjects(t *testing.T) {
 	r = auditOf(t, versionedCRD([2]string{"v1", "map"}), good)
 	if sv := r.StaleVersions[0]; sv.Untranslatable != 0 || !r.Verdict.StaleVersions {
 		t.Errorf("stale version %+v, verdict %+v: want nothing untranslatable and --stale-versions", sv, r.Verdict)
+	}
+}
+
+func TestCountsInWords(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{0, "0 objects"}, {1, "1 object"}, {2, "2 objects"}} {
+		if got := countOf(tc.n); got != tc.want {
+			t.Errorf("countOf(%d) = %q, want %q", tc.n, got, tc.want)
+		}
+	}
+	if got, want := countedNames(map[string]int{"b": 1, "a": 2, "c": 0}), "a (2 objects), b (1 object), c (0 objects)"; got != want {
+		t.Errorf("countedNames = %q, want %q", got, want)
+	}
+	if got := countedNames(nil); got != "" {
+		t.Errorf("countedNames(nil) = %q", got)
+	}
+}
+
+func TestConditionHolders(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		holders  map[string]bool
+		manager  string
+		legacy   bool
+		holdOnly bool
+	}{
+		{"nobody", map[string]bool{}, "m", false, false},
+		{"the manager alone, applying", map[string]bool{"m": false}, "m", false, true},
+		{"the manager alone, legacy", map[string]bool{"m": true}, "m", true, true},
+		{"another manager alone", map[string]bool{"x": false}, "m", false, false},
+		{"the manager and a legacy writer", map[string]bool{"m": false, "x": true}, "m", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := anyLegacy(tc.holders); got != tc.legacy {
+				t.Errorf("anyLegacy = %v, want %v", got, tc.legacy)
+			}
+			if got := holdsOnly(tc.holders, tc.manager); got != tc.holdOnly {
+				t.Errorf("holdsOnly = %v, want %v", got, tc.holdOnly)
+			}
+		})
+	}
+	if got := legacyConditionsHint(map[string]map[string]bool{"B": {"l": true}, "A": {"l": true, "m": false}, "C": {"m": false}}); got != "; legacy writers hold A, B" {
+		t.Errorf("legacyConditionsHint = %q", got)
+	}
+	if got := legacyConditionsHint(map[string]map[string]bool{"C": {"m": false}}); got != "" {
+		t.Errorf("legacyConditionsHint without legacy holders = %q", got)
+	}
+}
+
+func TestStatusOfAnObjectWithoutManagedFields(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		obj    metav1.Object
+		status bool
+		types  []string
+	}{
+		{"no status", &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "u"}}}, false, nil},
+		{"an empty status", &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{}}}, false, nil},
+		{"a phase", &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"phase": "On"}}}, true, nil},
+		{"conditions", &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{
+			map[string]any{"type": "A"}, "odd", map[string]any{"type": int64(3)}, map[string]any{"type": "B"},
+		}}}}, true, []string{"A", "B"}},
+		{"typed", untrackedWidget("A"), true, []string{"A"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := hasStatus(tc.obj); got != tc.status {
+				t.Errorf("hasStatus = %v, want %v", got, tc.status)
+			}
+			if diff := cmp.Diff(tc.types, statusConditionTypes(tc.obj)); diff != "" {
+				t.Errorf("statusConditionTypes (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func untrackedWidget(types ...string) metav1.Object {
+	w := ownershiptest.Widget()
+	for _, t := range types {
+		w.Status.Conditions = append(w.Status.Conditions, metav1.Condition{Type: t, Status: metav1.ConditionTrue})
+	}
+	return w
+}
+
+func TestValidateWriters(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		writers map[string][]string
+		want    []string
+	}{
+		{"none", nil, nil},
+		{"conditions and fields", map[string][]string{"w": {"Ready", ".status.phase"}}, nil},
+		{"an empty manager", map[string][]string{"": {"Ready"}}, []string{"writer with an empty manager name"}},
+		{"before-first-apply", map[string][]string{ownership.BeforeFirstApplyManager: {"Ready"}}, []string{"never an apply manager"}},
+		{"nothing written", map[string][]string{"w": {}}, []string{"writer w: no condition type or status field"}},
+		{"an empty type", map[string][]string{"w": {""}}, []string{"writer w: empty condition type"}},
+		{"a field outside status", map[string][]string{"w": {".spec.size"}}, []string{"writer w: .spec.size: a field must lie under .status"}},
+		{"every problem", map[string][]string{"": nil, "w": {"", ".metadata.x"}}, []string{"empty manager name", "empty condition type", ".metadata.x"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ValidateWriters(tc.writers)
+			if (err != nil) != (len(tc.want) > 0) {
+				t.Fatalf("err = %v, want %v", err, tc.want)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v, want %q in it", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestKubernetesComponents(t *testing.T) {
+	for _, m := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet"} {
+		if !IsKubernetesComponent(m) {
+			t.Errorf("%s is not a Kubernetes component", m)
+		}
+	}
+	for _, m := range []string{"", "kubectl", "kube-proxy", ownership.BeforeFirstApplyManager} {
+		if IsKubernetesComponent(m) {
+			t.Errorf("%s is a Kubernetes component", m)
+		}
+	}
+}
+
+func TestReportSummary(t *testing.T) {
+	r := &Report{
+		Results: []*Result{{Changed: true}, {Changed: false}, {Changed: true}},
+		Errors:  []error{errors.New("x")},
+	}
+	if r.Changed() != 2 || r.String() != "4 objects: 2 changed, 1 unchanged, 1 failed" {
+		t.Errorf("Changed %d, String %q", r.Changed(), r.String())
+	}
+	if got := (&Report{}).String(); got != "0 objects: 0 changed, 0 unchanged, 0 failed" {
+		t.Errorf("empty report: %q", got)
 	}
 }
