@@ -454,3 +454,37 @@ func TestReportSummary(t *testing.T) {
 		t.Errorf("empty report: %q", got)
 	}
 }
+
+// The verdict notes untracked and unreadable objects when there are some,
+// and only then.
+func TestAuditVerdictNotesCounts(t *testing.T) {
+	legacy := named("w1", ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB))
+	bad := named("w2", ownershiptest.Entry("x", ownershiptest.Update, "status", `{"f:status":`))
+	for _, tc := range []struct {
+		name string
+		objs []metav1.Object
+		want []string
+		not  []string
+	}{
+		{"neither", []metav1.Object{legacy}, nil, []string{"without managedFields", "unreadable"}},
+		{"one untracked", []metav1.Object{legacy, untracked("u1", "A")},
+			[]string{"1 object without managedFields: migrate seeds them first"}, []string{"unreadable"}},
+		{"two unreadable", []metav1.Object{legacy, bad, bad},
+			[]string{"2 objects with unreadable managedFields left out of the verdict"}, []string{"without managedFields"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := mustAudit(t, AuditOptions{Now: auditNow}, tc.objs...)
+			notes := strings.Join(r.Verdict.Notes, "\n")
+			for _, w := range tc.want {
+				if !strings.Contains(notes, w) {
+					t.Errorf("notes %q, want %q", r.Verdict.Notes, w)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(notes, n) {
+					t.Errorf("notes %q mention %q", r.Verdict.Notes, n)
+				}
+			}
+		})
+	}
+}
