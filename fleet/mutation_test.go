@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -484,6 +485,54 @@ func TestAuditVerdictNotesCounts(t *testing.T) {
 				if strings.Contains(notes, n) {
 					t.Errorf("notes %q mention %q", r.Verdict.Notes, n)
 				}
+			}
+		})
+	}
+}
+
+// The verdict warns about an atomic conditions list (an error finding) and
+// not about the warnings other atomic lists get.
+func TestAuditVerdictSchemaNote(t *testing.T) {
+	const mapConditions = `
+type: object
+properties:
+  conditions:
+    type: array
+    x-kubernetes-list-type: map
+    x-kubernetes-list-map-keys: [type]
+    items: {type: object, properties: {type: {type: string}}, required: [type]}
+`
+	for _, tc := range []struct {
+		name     string
+		status   string
+		findings int
+		note     bool
+	}{
+		{"a map list", mapConditions, 0, false},
+		{"another atomic list: a warning", mapConditions + `  addresses:
+    type: array
+    items: {type: string}
+`, 1, false},
+		{"atomic conditions: an error", `
+type: object
+properties:
+  conditions:
+    type: array
+    items: {type: object}
+`, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := crdWithStatus(t, tc.status)
+			crd.Name = "widgets.demo.statusapply.io"
+			r := mustAudit(t, AuditOptions{CRD: crd}, named("w1", ownershiptest.Entry("wa", ownershiptest.Apply, "status", applyA)))
+			if len(r.Schema.Findings) != tc.findings {
+				t.Fatalf("findings %+v, want %d", r.Schema.Findings, tc.findings)
+			}
+			noted := slices.ContainsFunc(r.Verdict.Notes, func(n string) bool {
+				return strings.HasPrefix(n, "status.conditions is atomic in widgets.demo.statusapply.io:")
+			})
+			if noted != tc.note {
+				t.Errorf("notes %q: atomic conditions noted %v, want %v", r.Verdict.Notes, noted, tc.note)
 			}
 		})
 	}
