@@ -537,3 +537,44 @@ properties:
 		})
 	}
 }
+
+// statusLeaves lists what a first apply attributes: leaves of nested maps,
+// an empty map and a list whole, conditions apart.
+func TestStatusLeaves(t *testing.T) {
+	obj := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+		"phase":      "On",
+		"conditions": []any{map[string]any{"type": "A"}},
+		"attrs":      map[string]any{"zone": "a", "empty": map[string]any{}, "nested": map[string]any{"x": "y"}},
+		"list":       []any{"a"},
+	}}}
+	want := []string{".status.attrs.empty", ".status.attrs.nested.x", ".status.attrs.zone", ".status.list", ".status.phase"}
+	if diff := cmp.Diff(want, statusLeaves(obj)); diff != "" {
+		t.Errorf("statusLeaves (-want +got):\n%s", diff)
+	}
+}
+
+// The stale versions' note says what happens to applies: they fail for a
+// removed version, and work until then for one not served.
+func TestAuditStaleVersionNotes(t *testing.T) {
+	obj := machine([]string{"B"}, entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB))
+	removed := auditOf(t, versionedCRD([2]string{"v1", "map"}), obj)
+	unserved := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	unserved.Spec.Versions[0].Served = false
+	notServed := auditOf(t, unserved, obj)
+	for _, tc := range []struct {
+		name string
+		r    *AuditReport
+		want string
+		not  string
+	}{
+		{"removed", removed, "any more: every server-side apply to them fails with", "applies work until"},
+		{"not served", notServed, "applies work until it is removed from the CRD, then fail", "any more"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			notes := strings.Join(tc.r.Verdict.Notes, "\n")
+			if !strings.Contains(notes, tc.want) || strings.Contains(notes, tc.not) {
+				t.Errorf("notes %q, want %q and not %q", tc.r.Verdict.Notes, tc.want, tc.not)
+			}
+		})
+	}
+}
