@@ -578,3 +578,22 @@ func TestAuditStaleVersionNotes(t *testing.T) {
 		})
 	}
 }
+
+// The warning for an atomic list says whether the list type is unset or
+// atomic.
+func TestLintSaysWhyAListIsAtomic(t *testing.T) {
+	for _, tc := range []struct {
+		listType string
+		want     string
+	}{
+		{"", "x-kubernetes-list-type is unset, so the list is atomic: "},
+		{"\n    x-kubernetes-list-type: atomic", "x-kubernetes-list-type is atomic: "},
+	} {
+		crd := crdWithStatus(t, "type: object\nproperties:\n  addresses:\n    type: array"+tc.listType+"\n    items: {type: string}\n")
+		crd.Name = "widgets.demo.statusapply.io"
+		findings := LintCRDs(crd)
+		if len(findings) != 1 || findings[0].Path != "status.addresses" || !strings.HasPrefix(findings[0].Message, tc.want) {
+			t.Errorf("findings %+v, want one at status.addresses starting %q", findings, tc.want)
+		}
+	}
+}
