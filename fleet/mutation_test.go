@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,9 +27,11 @@ import (
 
 // pagedReader serves a list of objects page by page as the API server does,
 // honouring Limit and Continue (the fake client ignores both), and records
-// the options of every request.
+// the options of every request. The pager calls it from a goroutine of its
+// own, which may still be reading ahead when the caller stops.
 type pagedReader struct {
 	client.Reader
+	mu   sync.Mutex
 	objs []unstructured.Unstructured
 	// fail, when set, answers the request with this Continue token.
 	fail     map[string]error
@@ -39,6 +42,8 @@ type pagedReader struct {
 func (r *pagedReader) List(_ context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	o := client.ListOptions{}
 	o.ApplyOptions(opts)
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.requests = append(r.requests, o)
 	ul := list.(*unstructured.UnstructuredList)
 	r.kinds = append(r.kinds, ul.GetKind())
@@ -169,6 +174,8 @@ func TestListObjectsErrorsAndStops(t *testing.T) {
 			break
 		}
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.requests) > 2 {
 		t.Errorf("%d requests after stopping on the first object of 4 pages, want at most 2", len(r.requests))
 	}
