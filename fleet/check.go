@@ -284,16 +284,7 @@ func holdsOnly(holders map[string]bool, manager string) bool {
 // statusConditionTypes lists the types in obj's .status.conditions, read
 // from its content; for objects without managedFields only.
 func statusConditionTypes(obj metav1.Object) []string {
-	list, _, _ := unstructured.NestedSlice(contentOf(obj), "status", "conditions")
-	var out []string
-	for _, item := range list {
-		if m, ok := item.(map[string]any); ok {
-			if t, ok := m["type"].(string); ok {
-				out = append(out, t)
-			}
-		}
-	}
-	return out
+	return statusConditionTypesOf(contentOf(obj))
 }
 
 // contentOf returns obj as unstructured content: the object itself for an
