@@ -116,7 +116,7 @@ func TestCustomBinary(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(golangci), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", "--config", conf, "--path-mode=abs", "./plugin/testdata/legacy")
+	cmd := exec.Command(bin, "run", "--allow-parallel-runners", "--config", conf, "--path-mode=abs", "./plugin/testdata/legacy")
 	cmd.Dir = analyzersDir
 	out, err := cmd.CombinedOutput()
 	if err == nil {

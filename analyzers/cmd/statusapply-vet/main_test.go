@@ -149,6 +149,15 @@ func TestExamples(t *testing.T) {
 	if w := got["statuswrite"]; len(w) != 1 || !strings.Contains(w[0].Posn, "zz_legacy.go") {
 		t.Errorf("statuswrite with -skiptests: %+v, want the legacy merge patch alone", w)
 	}
+
+	// go fix -fixtool applies the fix as the docs show it (-diff: printed,
+	// not written): the Edit under the constant the user must define.
+	cmd := exec.Command("go", "fix", "-fixtool="+tool, "-diff", "-overlay="+ov, "./examples/widgets")
+	cmd.Dir = repoRoot
+	out, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(out), "+\treturn batcher.EditStatus(b, base, fieldManager, func(w *v1alpha1.Widget) error {") {
+		t.Errorf("go fix -fixtool -diff:\n%s\nwant the Edit with the fieldManager constant", out)
+	}
 }
 
 // TestCLIVet runs `statusapply vet` over the examples with the tool built
