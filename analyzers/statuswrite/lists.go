@@ -432,6 +432,9 @@ func (s *scanner) callChanges(call *ast.CallExpr, t *target) *change {
 		return nil // a conversion
 	}
 	fn := lookup.Callee(info, call)
+	if fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == lookup.UnstructuredPkg && strings.HasPrefix(fn.Name(), "SetNested") {
+		return s.setNested(call, fn, t)
+	}
 	bits, known := s.writes(fn)
 	name := calleeName(call.Fun)
 	// The receiver.
@@ -490,6 +493,54 @@ func (s *scanner) callChanges(call *ast.CallExpr, t *target) *change {
 		return &change{pos: call.Pos(), how: what + " is handed to " + name + ", which may change its lists"}
 	}
 	return nil
+}
+
+// setNested returns the change unstructured.SetNested... makes to t's object:
+// one when the map it writes is the object's, the path is not the spec's
+// or metadata's, and the value may hold a list (a slice setter, or a value
+// whose type or literal may).
+func (s *scanner) setNested(call *ast.CallExpr, fn *types.Func, t *target) *change {
+	info := s.pass.TypesInfo
+	if len(call.Args) < 2 {
+		return nil
+	}
+	steps, in := t.within(call.Args[0])
+	if !in && !t.reaches(call.Args[0]) {
+		return nil
+	}
+	path := append([]step(nil), steps...)
+	var fields []string
+	for _, a := range call.Args[2:] {
+		tv := info.Types[a]
+		if tv.Value == nil || tv.Value.Kind() != constant.String {
+			break
+		}
+		fields = append(fields, constant.StringVal(tv.Value))
+		path = append(path, step("["+constant.StringVal(tv.Value)+"]"))
+	}
+	if len(fields) > 0 && (fields[0] == "spec" || fields[0] == "metadata") {
+		return nil
+	}
+	value := ast.Unparen(call.Args[1])
+	lists := strings.HasSuffix(fn.Name(), "Slice")
+	if !lists {
+		if tv := info.Types[value]; tv.Value != nil {
+			return nil
+		}
+		if has, ok := literalLists(info, stripAddr(value)); ok {
+			lists = has
+		} else {
+			lists = containsList(info.TypeOf(value))
+		}
+	}
+	if !lists {
+		return nil
+	}
+	what := "the object"
+	if len(fields) > 0 {
+		what = strings.Join(fields, ".")
+	}
+	return &change{pos: call.Pos(), how: what + " is set by " + fn.Name() + " to a value that may hold a list"}
 }
 
 func isEmptyInterface(t types.Type) bool {

@@ -22,6 +22,7 @@ const (
 	FluxPatchPkg        = "github.com/fluxcd/pkg/runtime/patch"
 	APITypesPkg         = "k8s.io/apimachinery/pkg/types"
 	MetaV1Pkg           = "k8s.io/apimachinery/pkg/apis/meta/v1"
+	UnstructuredPkg     = "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	MergePatchType      = "application/merge-patch+json"
 )
 

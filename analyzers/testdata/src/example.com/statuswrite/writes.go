@@ -183,6 +183,14 @@ func nothingOfStatus(ctx context.Context, c client.Client, w *v1.Widget) error {
 	return c.Status().Patch(ctx, w, client.MergeFrom(base))
 }
 
+// An unstructured object's scalar set, and its spec's list.
+func unstructuredScalar(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	base := u.DeepCopy()
+	_ = unstructured.SetNestedField(u.Object, true, "status", "initialization", "provisioned")
+	_ = unstructured.SetNestedField(u.Object, []any{"a"}, "spec", "ports")
+	return c.Status().Patch(ctx, u, client.MergeFrom(base))
+}
+
 // The list changed before the snapshot is in it.
 func beforeSnapshot(ctx context.Context, c client.Client, w *v1.Widget) error { // want beforeSnapshot:"writes lists"
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready"})
