@@ -504,11 +504,9 @@ func (s *scanner) setNested(call *ast.CallExpr, fn *types.Func, t *target) *chan
 	if len(call.Args) < 2 {
 		return nil
 	}
-	steps, in := t.within(call.Args[0])
-	if !in && !t.reaches(call.Args[0]) {
+	if _, in := t.within(call.Args[0]); !in && !t.reaches(call.Args[0]) {
 		return nil
 	}
-	path := append([]step(nil), steps...)
 	var fields []string
 	for _, a := range call.Args[2:] {
 		tv := info.Types[a]
@@ -516,7 +514,6 @@ func (s *scanner) setNested(call *ast.CallExpr, fn *types.Func, t *target) *chan
 			break
 		}
 		fields = append(fields, constant.StringVal(tv.Value))
-		path = append(path, step("["+constant.StringVal(tv.Value)+"]"))
 	}
 	if len(fields) > 0 && (fields[0] == "spec" || fields[0] == "metadata") {
 		return nil

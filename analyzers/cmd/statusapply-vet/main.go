@@ -10,7 +10,7 @@
 //
 // go vet's flags apply: -json prints the findings as JSON (and exits 0),
 // -statuswrite or -statusfunc runs one analyzer. The tool's own flags:
-// -skiptests leaves files ending in _test.go out of both analyzers' reports;
+// -skiptests=true (with go vet, spelled with its value) leaves files ending in _test.go out of both analyzers' reports;
 // -statuswrite.helpers adds the helper-managed writes (Cluster API's and
 // Flux's patch helpers); -statuswrite.skipped adds, under the category
 // "skipped", the status writes the analyzer could not follow. go vet has no

@@ -145,7 +145,7 @@ func TestExamples(t *testing.T) {
 		t.Errorf("statusfunc:\n%s\nwant the empty manager and the request", all)
 	}
 
-	got = vetJSON(t, "-overlay="+ov, "-vettool="+tool, "-skiptests", "./examples/widgets")
+	got = vetJSON(t, "-overlay="+ov, "-vettool="+tool, "-skiptests=true", "./examples/widgets")
 	if w := got["statuswrite"]; len(w) != 1 || !strings.Contains(w[0].Posn, "zz_legacy.go") {
 		t.Errorf("statuswrite with -skiptests: %+v, want the legacy merge patch alone", w)
 	}

@@ -72,13 +72,13 @@ func newVetCommand() *cobra.Command {
 			}
 			vetArgs := []string{"vet", "-json", "-vettool=" + path}
 			if skipTests {
-				vetArgs = append(vetArgs, "-skiptests")
+				vetArgs = append(vetArgs, "-skiptests=true")
 			}
 			if helpers {
-				vetArgs = append(vetArgs, "-statuswrite.helpers")
+				vetArgs = append(vetArgs, "-statuswrite.helpers=true")
 			}
 			if !asJSON {
-				vetArgs = append(vetArgs, "-statuswrite.skipped")
+				vetArgs = append(vetArgs, "-statuswrite.skipped=true")
 			}
 			var out bytes.Buffer
 			run := exec.CommandContext(cmd.Context(), "go", append(vetArgs, args...)...)
