@@ -62,7 +62,7 @@ lint: ## gofmt, go vet and golangci-lint (built from the Go module proxy).
 	$(GO) vet ./...
 	$(LINT) run ./...
 	cd bench && $(GO) vet ./... && $(GO) tool -modfile=../hack/golangci-lint/go.mod golangci-lint run ./...
-	cd analyzers && $(GO) vet ./... && $(GO) tool -modfile=../hack/golangci-lint/go.mod golangci-lint run ./...
+	cd analyzers && $(GO) vet ./... && $$(GOWORK=off $(GO) tool -modfile=../hack/golangci-lint/go.mod -n golangci-lint) run ./... # analyzers/go.work: the library from this checkout; -modfile needs GOWORK=off
 
 .PHONY: unit
 unit: ## Unit tests (no API server).
@@ -97,11 +97,11 @@ weight: ## What ssa, batcher, ctrlbatch and schemas add to a controller-runtime 
 test: envtest tmux vet weight ## vet, unit tests and the envtest suites (builds the API server first when missing).
 	$(GO) test $(TEST_FLAGS) -timeout 40m ./...
 	cd bench && $(GO) test $(TEST_FLAGS) ./... # the harness's own tests; the benchmarks need BENCH=1
-	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) ./... # the go vet analyzers, their own module, and the golangci-lint plugin built in
+	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) -timeout 30m ./... # the go vet analyzers, their own module, and the golangci-lint plugin built in
 
 .PHONY: test-plugin
 test-plugin: ## Build golangci-lint with the statusapply plugin (golangci-lint custom) and run it on a testdata package (about 20s warm).
-	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) -run '^TestCustom' -v ./plugin
+	cd analyzers && STATUSAPPLY_CUSTOM_GCL=1 $(GO) test $(TEST_FLAGS) -timeout 30m -run '^TestCustom' -v ./plugin
 
 .PHONY: vet-analyzers
 vet-analyzers: ## Build the statusapply-vet tool into bin/ and run it over the examples (go vet -vettool).

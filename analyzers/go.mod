@@ -2,8 +2,6 @@ module github.com/statusapply/statusapply/analyzers
 
 go 1.26.0
 
-replace github.com/statusapply/statusapply => ../
-
 require (
 	github.com/golangci/plugin-module-register v0.1.2
 	github.com/statusapply/statusapply v0.0.0-00010101000000-000000000000

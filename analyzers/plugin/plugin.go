@@ -1,8 +1,10 @@
 // Package plugin registers the statuswrite and statusfunc analyzers with
 // golangci-lint's module plugin system, as the linter "statusapply". Build a
 // golangci-lint that includes it with `golangci-lint custom` and the
-// .custom-gcl.yml of the analyzers module (see its README.md), then enable it:
+// .custom-gcl.yml of the analyzers module (see its README.md; offline, with
+// its hack/custom-gcl.sh), then enable it:
 //
+//	version: "2"
 //	linters:
 //	  enable:
 //	    - statusapply

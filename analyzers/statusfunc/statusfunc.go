@@ -29,6 +29,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/inspect"
@@ -47,13 +48,23 @@ configuration, no goroutines or channel operations, no time.Now. Field
 manager arguments of those calls and of conditions.Status must be constants
 that ssa.ValidateFieldManager accepts.`
 
+// FlagSkipTests is the analyzer's flag that leaves files ending in _test.go
+// out of its reports.
+const FlagSkipTests = "skiptests"
+
 // Analyzer is the statusfunc analyzer.
-var Analyzer = &analysis.Analyzer{
-	Name:     "statusfunc",
-	Doc:      doc,
-	URL:      "https://github.com/statusapply/statusapply/blob/main/docs/migration.md",
-	Requires: []*analysis.Analyzer{inspect.Analyzer},
-	Run:      run,
+var Analyzer = newAnalyzer()
+
+func newAnalyzer() *analysis.Analyzer {
+	a := &analysis.Analyzer{
+		Name:     "statusfunc",
+		Doc:      doc,
+		URL:      "https://github.com/statusapply/statusapply/blob/main/docs/migration.md",
+		Requires: []*analysis.Analyzer{inspect.Analyzer},
+		Run:      run,
+	}
+	a.Flags.Bool(FlagSkipTests, false, "do not report in files ending in _test.go")
+	return a
 }
 
 // clientRequests are the methods of controller-runtime's client types that
@@ -61,6 +72,14 @@ var Analyzer = &analysis.Analyzer{
 var clientRequests = []string{"Get", "List", "Create", "Update", "Patch", "Apply", "Delete", "DeleteAllOf"}
 
 func run(pass *analysis.Pass) (any, error) {
+	if f := pass.Analyzer.Flags.Lookup(FlagSkipTests); f != nil && f.Value.String() == "true" {
+		report := pass.Report
+		pass.Report = func(d analysis.Diagnostic) {
+			if !strings.HasSuffix(pass.Fset.Position(d.Pos).Filename, "_test.go") {
+				report(d)
+			}
+		}
+	}
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	defs := lookup.NewDefs(pass.TypesInfo, ins)
 	decls := funcDecls(pass)

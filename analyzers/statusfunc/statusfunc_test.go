@@ -21,3 +21,22 @@ func TestStatusFuncs(t *testing.T) {
 	}
 	analysistest.Run(t, dir, statusfunc.Analyzer, "example.com/statusfunc")
 }
+
+// TestSkipTests checks that -skiptests leaves _test.go files out and still
+// checks the package's other files, and that without it they are checked.
+func TestSkipTests(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "testdata"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	analysistest.Run(t, dir, statusfunc.Analyzer, "example.com/statusfunctestsall")
+	if err := statusfunc.Analyzer.Flags.Set(statusfunc.FlagSkipTests, "true"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := statusfunc.Analyzer.Flags.Set(statusfunc.FlagSkipTests, "false"); err != nil {
+			t.Error(err)
+		}
+	})
+	analysistest.Run(t, dir, statusfunc.Analyzer, "example.com/statusfunctests")
+}

@@ -115,7 +115,7 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 		return whole()
 	}
 	create, ok := ast.Unparen(rhs).(*ast.CallExpr)
-	if !ok || !lookup.IsFunc(lookup.Callee(info, create), lookup.CAPIPatchPkg, "NewHelper") ||
+	if !ok || !isNewHelper(lookup.Callee(info, create)) ||
 		len(create.Args) == 0 || !sameExpr(info, create.Args[0], call.Args[1]) {
 		// Made elsewhere, or from another object (a copy whose changes
 		// are already in what is patched).
@@ -141,6 +141,13 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 	return body, last.End(), body.End()
 }
 
+// isNewHelper reports whether fn makes a patch helper: NewHelper of Cluster
+// API's or Flux's patch package, or Flux's NewSerialPatcher.
+func isNewHelper(fn *types.Func) bool {
+	return fn != nil && fn.Pkg() != nil && lookup.IsHelperPkg(fn.Pkg().Path()) &&
+		(lookup.IsFunc(fn, fn.Pkg().Path(), "NewHelper", "NewSerialPatcher"))
+}
+
 // isConditionsOption reports whether t is an option of the patch helper
 // naming conditions: WithOwnedConditions, WithOwnedV1Beta1Conditions,
 // WithForceOverwriteConditions. WithStatusObservedGeneration is not one: it
@@ -148,7 +155,7 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 // status was last written, which the spec patch it rides with does not do.
 func isConditionsOption(t types.Type) bool {
 	n, ok := types.Unalias(derefType(t)).(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != lookup.CAPIPatchPkg {
+	if !ok || n.Obj().Pkg() == nil || !lookup.IsHelperPkg(n.Obj().Pkg().Path()) {
 		return false
 	}
 	return strings.Contains(n.Obj().Name(), "Conditions")

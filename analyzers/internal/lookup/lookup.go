@@ -12,14 +12,30 @@ import (
 
 // Package paths the analyzers match callees against.
 const (
-	ClientPkg      = "sigs.k8s.io/controller-runtime/pkg/client"
-	BatcherPkg     = "github.com/statusapply/statusapply/batcher"
-	ConditionsPkg  = "github.com/statusapply/statusapply/conditions"
-	CAPIPatchPkg   = "sigs.k8s.io/cluster-api/util/patch"
-	APITypesPkg    = "k8s.io/apimachinery/pkg/types"
-	MetaV1Pkg      = "k8s.io/apimachinery/pkg/apis/meta/v1"
-	MergePatchType = "application/merge-patch+json"
+	ClientPkg     = "sigs.k8s.io/controller-runtime/pkg/client"
+	BatcherPkg    = "github.com/statusapply/statusapply/batcher"
+	ConditionsPkg = "github.com/statusapply/statusapply/conditions"
+	CAPIPatchPkg  = "sigs.k8s.io/cluster-api/util/patch"
+	// CAPIV1Beta1PatchPkg is Cluster API's deprecated patch helper, for
+	// objects with v1beta1 conditions.
+	CAPIV1Beta1PatchPkg = "sigs.k8s.io/cluster-api/util/deprecated/v1beta1/patch"
+	FluxPatchPkg        = "github.com/fluxcd/pkg/runtime/patch"
+	APITypesPkg         = "k8s.io/apimachinery/pkg/types"
+	MetaV1Pkg           = "k8s.io/apimachinery/pkg/apis/meta/v1"
+	UnstructuredPkg     = "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	MergePatchType      = "application/merge-patch+json"
 )
+
+// IsHelperPkg reports whether path is the package of a patch helper that
+// merges conditions per type: Cluster API's, current and deprecated, or
+// Flux's.
+func IsHelperPkg(path string) bool {
+	switch path {
+	case CAPIPatchPkg, CAPIV1Beta1PatchPkg, FluxPatchPkg:
+		return true
+	}
+	return false
+}
 
 // Callee returns the function or method call calls, its generic origin when
 // it is an instantiation, or nil (a builtin, a conversion, a func value).

@@ -95,3 +95,34 @@ func TestVetOnNothing(t *testing.T) {
 		t.Errorf("vet of a clean package: %v, want exit 0", err)
 	}
 }
+
+func TestRelPosn(t *testing.T) {
+	dir := filepath.FromSlash("/src/proj")
+	for _, tc := range []struct{ posn, want string }{
+		{filepath.FromSlash("/src/proj/internal/c.go") + ":12:3", filepath.FromSlash("internal/c.go") + ":12:3"},
+		{filepath.FromSlash("/src/proj/c.go") + ":1:1", "c.go:1:1"},
+		{filepath.FromSlash("/src/other/c.go") + ":1:1", filepath.FromSlash("/src/other/c.go") + ":1:1"},
+		{"c.go:4:2", "c.go:4:2"},
+	} {
+		if got := relPosn(dir, tc.posn); got != tc.want {
+			t.Errorf("relPosn(%q, %q) = %q, want %q", dir, tc.posn, got, tc.want)
+		}
+	}
+}
+
+func TestSkippedSummary(t *testing.T) {
+	all := []vetFinding{
+		{Posn: "a.go:1:1", Message: "a finding", Category: "whole-list"},
+		{Posn: "a.go:2:1", Message: "not analyzed: a status patch of *v1.Widget: its patch is built where it cannot be followed", Category: skippedCategory},
+		{Posn: "a.go:3:1", Message: "not analyzed: a status patch of *v1.Gadget: its patch is built where it cannot be followed", Category: skippedCategory},
+		{Posn: "a.go:4:1", Message: "not analyzed: a raw merge patch (client.RawPatch) of the status of *v1.Widget: its data is built where it cannot be followed", Category: skippedCategory},
+	}
+	findings, skipped := splitSkipped(all)
+	if len(findings) != 1 || len(skipped) != 3 {
+		t.Fatalf("split: %d findings, %d skipped; want 1 and 3", len(findings), len(skipped))
+	}
+	want := "3 status writes not analyzed: 2 a status patch (its patch is built where it cannot be followed); 1 a raw merge patch (client.RawPatch) of the status (its data is built where it cannot be followed)"
+	if got := skippedSummary(skipped); got != want {
+		t.Errorf("summary\n%s\nwant\n%s", got, want)
+	}
+}

@@ -8,7 +8,7 @@ import (
 	v1 "example.com/api/v1"
 )
 
-func ifInit(ctx context.Context, c client.Client, w *v1.Widget) error {
+func ifInit(ctx context.Context, c client.Client, w *v1.Widget) error { // want ifInit:"writes lists"
 	base := w.DeepCopy()
 	w.Status.Phase = "Ready"
 	for i := range w.Status.Conditions {
@@ -23,33 +23,33 @@ func ifInit(ctx context.Context, c client.Client, w *v1.Widget) error {
 	return nil
 }
 
-func returned(ctx context.Context, c client.Client, w *v1.Widget) error {
+func returned(ctx context.Context, c client.Client, w *v1.Widget) error { // want returned:"writes lists"
 	orig := w.DeepCopy()
-	w.Status.Phase = "Failed"
+	w.Status.Addresses = nil
 	return c.Status().Patch(ctx, w, client.MergeFrom(orig)) // want `merge patch \(client\.MergeFrom\) of the status`
 }
 
 // Not mechanical: no fix.
 
-func usedAfter(ctx context.Context, c client.Client, w *v1.Widget) (string, error) {
+func usedAfter(ctx context.Context, c client.Client, w *v1.Widget) ([]string, error) { // want usedAfter:"writes lists"
 	base := w.DeepCopy()
-	w.Status.Phase = "Ready"
+	w.Status.Addresses = append(w.Status.Addresses, "a")
 	err := c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
-	return w.Status.Phase, err
+	return w.Status.Addresses, err
 }
 
-func returnsEarly(ctx context.Context, c client.Client, w *v1.Widget) error {
+func returnsEarly(ctx context.Context, c client.Client, w *v1.Widget) error { // want returnsEarly:"writes lists"
 	base := w.DeepCopy()
 	if w.Status.Phase == "Ready" {
 		return nil
 	}
-	w.Status.Phase = "Ready"
+	w.Status.Addresses = nil
 	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
 }
 
-func declares(ctx context.Context, c client.Client, w *v1.Widget) error {
+func declares(ctx context.Context, c client.Client, w *v1.Widget) error { // want declares:"writes lists"
 	base := w.DeepCopy()
-	phase := "Ready"
-	w.Status.Phase = phase
+	addresses := []string{"a"}
+	w.Status.Addresses = addresses
 	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `merge patch \(client\.MergeFrom\) of the status`
 }

@@ -10,10 +10,14 @@ type Widget struct {
 	Status WidgetStatus
 }
 
-type WidgetSpec struct{ Replicas int }
+type WidgetSpec struct {
+	Replicas int
+	Ports    []int
+}
 
 type WidgetStatus struct {
-	Phase string
+	Phase     string
+	Addresses []string
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition

@@ -12,8 +12,8 @@ type Setter interface {
 	SetConditions([]metav1.Condition)
 }
 
-func Set(to Setter, c metav1.Condition) {}
+func Set(to Setter, c metav1.Condition) { to.SetConditions(append(to.GetConditions(), c)) }
 
-func MarkTrue(to Setter, t string) {}
+func MarkTrue(to Setter, t string) { Set(to, metav1.Condition{Type: t, Status: "True"}) }
 
 func IsTrue(from Getter, t string) bool { return false }

@@ -20,3 +20,9 @@ type ObjectMeta struct{ Name, Namespace string }
 func (m *ObjectMeta) GetName() string { return m.Name }
 
 func NewTime(t time.Time) Time { return Time{t} }
+
+type UpdateOptions struct{ FieldManager string }
+
+type PatchOptions struct{ FieldManager string }
+
+func (m *ObjectMeta) SetFinalizers(f []string) {}

@@ -1,0 +1,11 @@
+package statusfunctestsall
+
+import (
+	v1 "example.com/api/v1"
+	"github.com/statusapply/statusapply/batcher"
+)
+
+// Without -skiptests, a test's status function is checked.
+func queueInTest(b *batcher.Batch, w *v1.Widget) error {
+	return batcher.EditStatus(b, w, "", func(w *v1.Widget) error { return nil }) // want `empty field manager`
+}
