@@ -1,19 +1,11 @@
 package bench
 
 import (
-	"context"
-	"encoding/json"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-logr/logr"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // TestAuditBenchmark measures the fleet audit (statusapply audit) on its
@@ -26,7 +18,6 @@ func TestAuditBenchmark(t *testing.T) {
 	if os.Getenv("BENCH_AUDIT") != "1" {
 		t.Skip("set BENCH_AUDIT=1 (make bench-audit) to measure the fleet audit on envtest")
 	}
-	log.SetLogger(logr.Discard())
 	cfg := AuditConfig{Objects: 1000, PageSizes: []int64{500, 100}, Rounds: 3}
 	if s := os.Getenv("BENCH_AUDIT_OBJECTS"); s != "" {
 		n, err := strconv.Atoi(s)
@@ -35,17 +26,7 @@ func TestAuditBenchmark(t *testing.T) {
 		}
 		cfg.Objects = n
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
-	defer cancel()
-	env, err := apiserver.Start(apiserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx, env := startEnv(t, 30*time.Minute)
 	ns, err := env.CreateNamespace(ctx, "audit")
 	if err != nil {
 		t.Fatal(err)
@@ -59,18 +40,11 @@ func TestAuditBenchmark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.MarshalIndent(struct {
+	if err := saveJSON(struct {
 		Config  AuditConfig   `json:"config"`
 		Machine Machine       `json:"machine"`
 		Results []AuditResult `json:"results"`
-	}{cfg, machine(t, env, false), rs}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll("results", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("results", "audit-latest.json"), raw, 0o644); err != nil {
+	}{cfg, machine(t, env, false), rs}, "audit-latest.json"); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("medians of %d rounds:\n\n%s", cfg.Rounds, strings.TrimSpace(AuditMarkdown(cfg, rs)))

@@ -60,24 +60,9 @@ func TestBenchmarks(t *testing.T) {
 	if os.Getenv("BENCH") != "1" {
 		t.Skip("set BENCH=1 (make bench) to run the envtest benchmarks")
 	}
-	// Without a logger controller-runtime buffers log calls for 30 s and then
-	// complains; the library logs every apply at V(1), which must cost the same
-	// throughout the run.
-	log.SetLogger(logr.Discard())
 	cfg, quick, scenarios := runConfig()
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
-	defer cancel()
-
-	env, err := apiserver.Start(apiserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx, env := startEnv(t, 55*time.Minute)
 	h, err := NewHarness(env)
 	if err != nil {
 		t.Fatal(err)
@@ -175,6 +160,45 @@ func buildCLI(t *testing.T) string {
 	return bin
 }
 
+// startEnv starts an API server for t, stopped when t ends, and a context
+// that ends after timeout.
+func startEnv(t *testing.T, timeout time.Duration) (context.Context, *apiserver.Env) {
+	t.Helper()
+	// Without a logger controller-runtime buffers log calls for 30 s and then
+	// complains; the library logs every apply at V(1), which must cost the same
+	// throughout the run.
+	log.SetLogger(logr.Discard())
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	env, err := apiserver.Start(apiserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	return ctx, env
+}
+
+// saveJSON writes v as indented JSON into each named file under results/.
+func saveJSON(v any, names ...string) error {
+	if err := os.MkdirAll("results", 0o755); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := os.WriteFile(filepath.Join("results", name), raw, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TestRender rewrites the document and chart from a results file
 // (BENCH_RENDER=results/latest.json), without running anything.
 func TestRender(t *testing.T) {
@@ -198,22 +222,12 @@ func TestRender(t *testing.T) {
 // write stores the results as JSON under results/ and renders them: a full
 // run into docs/, a quick one next to its JSON.
 func write(res *Results, quick bool) error {
-	if err := os.MkdirAll("results", 0o755); err != nil {
-		return err
-	}
-	raw, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return err
-	}
 	name := "latest.json"
 	if quick {
 		name = "quick-latest.json"
 	}
-	stamp := filepath.Join("results", "results-"+time.Now().UTC().Format("20060102T150405Z")+".json")
-	for _, p := range []string{stamp, filepath.Join("results", name)} {
-		if err := os.WriteFile(p, raw, 0o644); err != nil {
-			return err
-		}
+	if err := saveJSON(res, "results-"+time.Now().UTC().Format("20060102T150405Z")+".json", name); err != nil {
+		return err
 	}
 	return render(res, quick)
 }

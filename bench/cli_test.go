@@ -1,18 +1,11 @@
 package bench
 
 import (
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-logr/logr"
-	"sigs.k8s.io/controller-runtime/pkg/log"
-
-	"github.com/statusapply/statusapply/internal/apiserver"
 )
 
 // TestCLIBenchmark runs scenario 5 (the command line on a fleet) alone, at
@@ -24,32 +17,15 @@ func TestCLIBenchmark(t *testing.T) {
 	if os.Getenv("BENCH_CLI") != "1" {
 		t.Skip("set BENCH_CLI=1 (make bench-cli) to measure the command line on a fleet")
 	}
-	log.SetLogger(logr.Discard())
 	began := time.Now()
-	ctx, cancel := context.WithTimeout(context.Background(), 55*time.Minute)
-	defer cancel()
-	env, err := apiserver.Start(apiserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := env.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
+	ctx, env := startEnv(t, 55*time.Minute)
 	res := &Results{Config: Config{CLI: cliConfig(10000, 1000)}, Machine: machine(t, env, false)}
+	var err error
 	if res.CLI, err = RunCLI(ctx, env, buildCLI(t), os.Getenv("BENCH_CLI_BASELINE"), res.Config.CLI, t.Logf); err != nil {
 		t.Fatal(err)
 	}
 	res.Machine.Duration = time.Since(began).Round(time.Second).String()
-	raw, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll("results", 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join("results", "cli-latest.json"), raw, 0o644); err != nil {
+	if err := saveJSON(res, "cli-latest.json"); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join("..", "docs", "benchmarks.md")
