@@ -371,9 +371,8 @@ const cliSectionTitle = "## 5. The command line on a fleet"
 func SpliceCLI(doc string, res *Results) (string, error) {
 	lines := strings.SplitAfter(doc, "\n")
 	// The goal rows.
-	var out []string
+	var out, verdicts []string
 	inGoals, done := false, false
-	var rows []string
 	for _, line := range lines {
 		switch {
 		case strings.HasPrefix(line, "| scenario | goal | measured |"):
@@ -382,26 +381,25 @@ func SpliceCLI(doc string, res *Results) (string, error) {
 			continue
 		case inGoals && !strings.HasPrefix(line, "|"):
 			for _, g := range res.cliGoals() {
-				out = append(out, fmt.Sprintf("| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, g.Verdict()))
+				out = append(out, g.row())
+				verdicts = append(verdicts, g.Verdict())
 			}
 			inGoals, done = false, true
 		case inGoals && !strings.HasPrefix(line, "|---"):
-			rows = append(rows, line)
+			cells := strings.Split(strings.TrimSpace(line), "|")
+			verdicts = append(verdicts, strings.TrimSpace(cells[len(cells)-2]))
 		}
 		out = append(out, line)
 	}
 	if !done {
 		return "", fmt.Errorf("no goals table in the document")
 	}
-	for _, g := range res.cliGoals() {
-		rows = append(rows, "| | | | "+g.Verdict()+" |\n")
-	}
 	doc = strings.Join(out, "")
 	count := regexp.MustCompile(`(?m)^\d+ goals met, \d+ missed(, \d+ not measured in this run)?; \d+ rows reported without a goal\.$`)
 	if !count.MatchString(doc) {
 		return "", fmt.Errorf("no goal count below the goals table")
 	}
-	doc = count.ReplaceAllString(doc, strings.TrimSuffix(goalCount(rows), "\n"))
+	doc = count.ReplaceAllString(doc, strings.TrimSuffix(goalCount(verdicts), "\n"))
 
 	// The section.
 	var b strings.Builder
@@ -423,31 +421,4 @@ func SpliceCLI(doc string, res *Results) (string, error) {
 		return "", fmt.Errorf("no section \"How it was measured\" to put scenario 5 before")
 	}
 	return doc[:at] + section + doc[at:], nil
-}
-
-// goalCount counts the verdicts in the last cell of goal table rows, as
-// GoalsTable does.
-func goalCount(rows []string) string {
-	met, missed, unmeasured, reported := 0, 0, 0, 0
-	for _, row := range rows {
-		cells := strings.Split(strings.TrimSpace(row), "|")
-		if len(cells) < 2 {
-			continue
-		}
-		switch strings.TrimSpace(cells[len(cells)-2]) {
-		case "met":
-			met++
-		case "**missed**":
-			missed++
-		case "not measured":
-			unmeasured++
-		case "reported, no goal":
-			reported++
-		}
-	}
-	s := fmt.Sprintf("%d goals met, %d missed", met, missed)
-	if unmeasured > 0 {
-		s += fmt.Sprintf(", %d not measured in this run", unmeasured)
-	}
-	return s + fmt.Sprintf("; %d rows reported without a goal.\n", reported)
 }

@@ -322,26 +322,31 @@ func (r *Results) Goals() []Goal {
 func (r *Results) GoalsTable() string {
 	var b strings.Builder
 	b.WriteString("| scenario | goal | measured | |\n|---|---|---|---|\n")
-	met, missed, unmeasured, reported := 0, 0, 0, 0
+	var verdicts []string
 	for _, g := range r.Goals() {
-		switch {
-		case g.Report:
-			reported++
-		case g.Unmeasured:
-			unmeasured++
-		case g.Met:
-			met++
-		default:
-			missed++
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, g.Verdict())
+		b.WriteString(g.row())
+		verdicts = append(verdicts, g.Verdict())
 	}
-	fmt.Fprintf(&b, "\n%d goals met, %d missed", met, missed)
-	if unmeasured > 0 {
-		fmt.Fprintf(&b, ", %d not measured in this run", unmeasured)
-	}
-	fmt.Fprintf(&b, "; %d rows reported without a goal.\n", reported)
+	b.WriteString("\n" + goalCount(verdicts))
 	return b.String()
+}
+
+// row is the goal's row in the goals table.
+func (g Goal) row() string {
+	return fmt.Sprintf("| %s | %s | %s | %s |\n", g.Scenario, g.Goal, g.Measured, g.Verdict())
+}
+
+// goalCount is the line below the goals table, counting its verdicts.
+func goalCount(verdicts []string) string {
+	n := map[string]int{}
+	for _, v := range verdicts {
+		n[v]++
+	}
+	s := fmt.Sprintf("%d goals met, %d missed", n[verdict(true)], n[verdict(false)])
+	if u := n[Goal{Unmeasured: true}.Verdict()]; u > 0 {
+		s += fmt.Sprintf(", %d not measured in this run", u)
+	}
+	return s + fmt.Sprintf("; %d rows reported without a goal.\n", n[Goal{Report: true}.Verdict()])
 }
 
 // reconcileGoals are scenario 1's: per M, the requests statusapply sends, and
