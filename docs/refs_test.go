@@ -489,20 +489,29 @@ func (ix *repoIndex) checkUnit(u unit) []problem {
 			}
 			continue
 		}
-		for _, m := range selectorRE.FindAllStringIndex(text, -1) {
-			if m[0] > 0 && strings.ContainsRune("./-$", rune(text[m[0]-1])) {
-				continue // a field path (.status.phase), a path or a flag
-			}
-			if m[1] < len(text) && (text[m[1]] == '/' || text[m[1]] == '-') {
-				continue // a domain or a path
-			}
-			sel := text[m[0]:m[1]]
-			if fileExtRE.MatchString(sel) {
-				continue
-			}
+		for _, sel := range selectorsIn(text) {
 			if why, ok := ix.checkSelector(sel); ok {
 				report(sel, why)
 			}
+		}
+	}
+	return out
+}
+
+// selectorsIn returns the pkg.Name, pkg.Type.Member and Type.Member
+// candidates in text, leaving out field paths, paths, flags, domains and
+// file names.
+func selectorsIn(text string) []string {
+	var out []string
+	for _, m := range selectorRE.FindAllStringIndex(text, -1) {
+		if m[0] > 0 && strings.ContainsRune("./-$", rune(text[m[0]-1])) {
+			continue // a field path (.status.phase), a path or a flag
+		}
+		if m[1] < len(text) && (text[m[1]] == '/' || text[m[1]] == '-') {
+			continue // a domain or a path
+		}
+		if sel := text[m[0]:m[1]]; !fileExtRE.MatchString(sel) {
+			out = append(out, sel)
 		}
 	}
 	return out
@@ -769,58 +778,21 @@ func TestDocCommentReferences(t *testing.T) {
 	var problems []problem
 	checked := 0
 	fset := token.NewFileSet()
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	for _, rel := range slices.Sorted(maps.Keys(ix.files)) {
+		if strings.HasSuffix(rel, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(root, filepath.FromSlash(rel)), nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err) // the index parsed it
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return err
-		}
-		rel = filepath.ToSlash(rel)
-		name := d.Name()
-		if d.IsDir() {
-			if p != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments|parser.SkipObjectResolution)
-		if err != nil {
-			return nil //nolint:nilerr // a file that does not parse is the compiler's business
-		}
-		for _, g := range f.Comments {
-			for _, c := range g.List {
-				text := c.Text
-				for _, m := range selectorRE.FindAllStringIndex(text, -1) {
-					if m[0] > 0 && strings.ContainsRune("./-$", rune(text[m[0]-1])) {
-						continue // a field path (.status.phase), a path or a flag
-					}
-					if m[1] < len(text) && (text[m[1]] == '/' || text[m[1]] == '-') {
-						continue // a domain or a path
-					}
-					sel := text[m[0]:m[1]]
-					if fileExtRE.MatchString(sel) {
-						continue
-					}
-					why, ok := ix.checkSelector(sel)
-					if !ok {
-						continue
-					}
-					checked++
-					if why != "" {
-						problems = append(problems, problem{file: rel, line: fset.Position(c.Pos()).Line, ref: sel, why: why})
-					}
-				}
+		for _, p := range ix.checkComments(fset, f) {
+			checked++
+			if p.why != "" {
+				p.file = rel
+				problems = append(problems, p)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 	t.Logf("%d references in Go comments checked", checked)
 	if len(problems) > 0 {
@@ -830,5 +802,51 @@ func TestDocCommentReferences(t *testing.T) {
 		}
 		t.Errorf("%d references in Go comments name nothing in the repository; rename them to what the code is "+
 			"called now, or drop them:%s", len(problems), b.String())
+	}
+}
+
+// checkComments checks the selectors cited in f's comments. Every reference
+// checked is returned, with why set when it does not resolve.
+func (ix *repoIndex) checkComments(fset *token.FileSet, f *ast.File) []problem {
+	var out []problem
+	for _, g := range f.Comments {
+		for _, c := range g.List {
+			for _, sel := range selectorsIn(c.Text) {
+				if why, ok := ix.checkSelector(sel); ok {
+					out = append(out, problem{line: fset.Position(c.Pos()).Line, ref: sel, why: why})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestDocCommentReferencesBite runs the comment check on a made-up file, so
+// that a change that stops it from seeing a stale name fails here.
+func TestDocCommentReferencesBite(t *testing.T) {
+	ix := loadIndex(t, moduleRoot(t))
+	src := "package x\n\n" +
+		"// Run calls ctrlbatch.Wrap and batcher.Shadow.OnDivergence, not ctrlbatch.NoSuchWrap\n" +
+		"// or batcher.Shadow.NoField; .status.conditions, --from-file, example.com/x and\n" +
+		"// main.go are not references.\n" +
+		"func Run() {} // Batch.NoSuchMethod\n"
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stale, found []string
+	for _, p := range ix.checkComments(fset, f) {
+		if p.why != "" {
+			stale = append(stale, fmt.Sprintf("%d:%s", p.line, p.ref))
+		} else {
+			found = append(found, p.ref)
+		}
+	}
+	if want := []string{"3:ctrlbatch.NoSuchWrap", "4:batcher.Shadow.NoField", "6:Batch.NoSuchMethod"}; !slices.Equal(stale, want) {
+		t.Errorf("stale references found: %q, want %q", stale, want)
+	}
+	if want := []string{"ctrlbatch.Wrap", "batcher.Shadow.OnDivergence"}; !slices.Equal(found, want) {
+		t.Errorf("references checked and found: %q, want %q", found, want)
 	}
 }
