@@ -1,21 +1,20 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -92,6 +91,11 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 	if err != nil {
 		return nil, err
 	}
+	dc, err := discovery.NewDiscoveryClientForConfig(env.Config)
+	if err != nil {
+		return nil, err
+	}
+	metrics := dc.RESTClient()
 	type fleetRun struct {
 		build, bin string
 		objects    int
@@ -111,7 +115,7 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 			return nil, err
 		}
 		logf("cli: created %d objects for %s in %v", fr.objects, fr.build, time.Since(created).Round(time.Millisecond))
-		r, err := timeList(ctx, env, ns, fr.objects)
+		r, err := timeList(ctx, env, metrics, ns, fr.objects)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +131,7 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 				args = append(append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...), "--apply")
 			}
 			args = append(args, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(dir, "cache"))
-			r, err := timeCommand(ctx, env, fr.bin, args)
+			r, err := timeCommand(ctx, metrics, fr.bin, args)
 			if err != nil {
 				return nil, fmt.Errorf("%s, %s: %w", fr.build, step, err)
 			}
@@ -156,12 +160,12 @@ func writeKubeconfig(env *apiserver.Env, dir string) (string, error) {
 
 // timeList lists the fleet in pages of 500, as kubectl get -o json does,
 // decoding every object.
-func timeList(ctx context.Context, env *apiserver.Env, ns string, want int) (CLIResult, error) {
+func timeList(ctx context.Context, env *apiserver.Env, metrics rest.Interface, ns string, want int) (CLIResult, error) {
 	c, err := client.New(env.Config, client.Options{Scheme: env.Scheme})
 	if err != nil {
 		return CLIResult{}, err
 	}
-	before, err := widgetRequests(ctx, env.Config)
+	before, err := widgetRequests(ctx, metrics)
 	if err != nil {
 		return CLIResult{}, err
 	}
@@ -182,7 +186,7 @@ func timeList(ctx context.Context, env *apiserver.Env, ns string, want int) (CLI
 	if n != want {
 		return CLIResult{}, fmt.Errorf("listed %d objects, want %d", n, want)
 	}
-	after, err := widgetRequests(ctx, env.Config)
+	after, err := widgetRequests(ctx, metrics)
 	if err != nil {
 		return CLIResult{}, err
 	}
@@ -191,8 +195,8 @@ func timeList(ctx context.Context, env *apiserver.Env, ns string, want int) (CLI
 
 // timeCommand runs the binary with args and times it; a non-zero exit is
 // an error.
-func timeCommand(ctx context.Context, env *apiserver.Env, bin string, args []string) (CLIResult, error) {
-	before, err := widgetRequests(ctx, env.Config)
+func timeCommand(ctx context.Context, metrics rest.Interface, bin string, args []string) (CLIResult, error) {
+	before, err := widgetRequests(ctx, metrics)
 	if err != nil {
 		return CLIResult{}, err
 	}
@@ -205,7 +209,7 @@ func timeCommand(ctx context.Context, env *apiserver.Env, bin string, args []str
 	if err != nil {
 		return CLIResult{}, fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
 	}
-	after, err := widgetRequests(ctx, env.Config)
+	after, err := widgetRequests(ctx, metrics)
 	if err != nil {
 		return CLIResult{}, err
 	}
@@ -215,55 +219,38 @@ func timeCommand(ctx context.Context, env *apiserver.Env, bin string, args []str
 
 // widgetRequests reads the API server's count of requests for widgets, by
 // lower-case verb, from its metrics.
-func widgetRequests(ctx context.Context, cfg *rest.Config) (map[string]int, error) {
-	hc, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/metrics", nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := hc.Do(req)
+func widgetRequests(ctx context.Context, rc rest.Interface) (map[string]int, error) {
+	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading the API server's metrics: %s", resp.Status)
-	}
-	counts := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="widgets"`) {
-			continue
-		}
-		verb := labelValue(line, "verb")
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("metrics line %q: %w", line, err)
-		}
-		counts[strings.ToLower(verb)] += int(v)
-	}
-	return counts, sc.Err()
+	return widgetCounts(raw)
 }
 
-// labelValue returns the value of label name in a Prometheus text line.
-func labelValue(line, name string) string {
-	key := name + `="`
-	i := strings.Index(line, key)
-	if i < 0 {
-		return ""
+// widgetCounts sums apiserver_request_total in metrics, the Prometheus text
+// format, over the series for widgets, by lower-case verb.
+func widgetCounts(metrics []byte) (map[string]int, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(bytes.NewReader(metrics))
+	if err != nil {
+		return nil, fmt.Errorf("parsing the API server's metrics: %w", err)
 	}
-	rest := line[i+len(key):]
-	return rest[:strings.IndexByte(rest, '"')]
+	counts := map[string]int{}
+	for _, m := range families["apiserver_request_total"].GetMetric() {
+		var resource, verb string
+		for _, l := range m.GetLabel() {
+			switch l.GetName() {
+			case "resource":
+				resource = l.GetValue()
+			case "verb":
+				verb = l.GetValue()
+			}
+		}
+		if resource == "widgets" {
+			counts[strings.ToLower(verb)] += int(m.GetCounter().GetValue())
+		}
+	}
+	return counts, nil
 }
 
 // diff subtracts the counts in before from those in after, leaving out

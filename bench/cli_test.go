@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,5 +77,32 @@ func TestSpliceCLI(t *testing.T) {
 	twice, err := SpliceCLI(once, res)
 	if err != nil || twice != once {
 		t.Errorf("splicing again changed the document (%v)", err)
+	}
+}
+
+// TestWidgetCounts sums the API server's request counter over the series
+// for widgets, by verb, and leaves other resources and metrics out.
+func TestWidgetCounts(t *testing.T) {
+	metrics := `# HELP apiserver_request_total [STABLE] Counter of apiserver requests.
+# TYPE apiserver_request_total counter
+apiserver_request_total{code="200",component="apiserver",group="demo.statusapply.io",resource="widgets",scope="namespace",subresource="",verb="LIST",version="v1alpha1"} 20
+apiserver_request_total{code="200",component="apiserver",group="demo.statusapply.io",resource="widgets",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 9998
+apiserver_request_total{code="409",component="apiserver",group="demo.statusapply.io",resource="widgets",scope="resource",subresource="status",verb="PATCH",version="v1alpha1"} 2
+apiserver_request_total{code="200",component="apiserver",group="",resource="namespaces",scope="resource",subresource="",verb="GET",version="v1"} 7
+# HELP apiserver_request_duration_seconds Response latency.
+# TYPE apiserver_request_duration_seconds histogram
+apiserver_request_duration_seconds_bucket{resource="widgets",verb="LIST",le="+Inf"} 20
+apiserver_request_duration_seconds_sum{resource="widgets",verb="LIST"} 1.5
+apiserver_request_duration_seconds_count{resource="widgets",verb="LIST"} 20
+`
+	got, err := widgetCounts([]byte(metrics))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int{"list": 20, "patch": 10000}; !maps.Equal(got, want) {
+		t.Errorf("counts %v, want %v", got, want)
+	}
+	if _, err := widgetCounts([]byte("apiserver_request_total{resource=\"widgets\" 1\n")); err == nil {
+		t.Error("a malformed line was read without an error")
 	}
 }

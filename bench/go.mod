@@ -9,6 +9,7 @@ replace sigs.k8s.io/cluster-api/api => sigs.k8s.io/cluster-api/api v1.14.2
 
 require (
 	github.com/go-logr/logr v1.4.4
+	github.com/prometheus/common v0.70.0
 	github.com/statusapply/statusapply v0.0.0-00010101000000-000000000000
 	golang.org/x/sync v0.22.0
 	gonum.org/v1/plot v0.17.0
@@ -61,7 +62,6 @@ require (
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/prometheus/client_golang v1.24.0 // indirect
 	github.com/prometheus/client_model v0.6.2 // indirect
-	github.com/prometheus/common v0.70.0 // indirect
 	github.com/prometheus/procfs v0.21.1 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/x448/float16 v0.8.4 // indirect
