@@ -122,13 +122,17 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 		r.Build = fr.build
 		logf("cli %s: %s of %d objects: %v %v", fr.build, r.Step, r.Objects, r.Wall.Round(time.Millisecond), r.Requests)
 		out = append(out, r)
+		apply, err := applyFlags(ctx, fr.bin)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", fr.build, err)
+		}
 		for _, step := range cliSteps {
 			args := []string{"audit", "widgets", "-n", ns}
 			switch step {
 			case StepDryRun:
 				args = append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...)
 			case StepApply, StepRerun:
-				args = append(append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...), "--apply")
+				args = append(append([]string{"migrate", "widgets", "-n", ns}, cliMigrateFlags...), apply...)
 			}
 			args = append(args, "--kubeconfig", kubeconfig, "--cache-dir", filepath.Join(dir, "cache"))
 			r, err := timeCommand(ctx, metrics, fr.bin, args)
@@ -141,6 +145,24 @@ func RunCLI(ctx context.Context, env *apiserver.Env, bin, baseline string, cfg C
 		}
 	}
 	return out, nil
+}
+
+// allowActiveRE finds --allow-active among the flags migrate --help lists.
+var allowActiveRE = regexp.MustCompile(`(?m)^\s+--allow-active\b`)
+
+// applyFlags are the flags of the --apply steps for the binary at bin. The
+// fleet's legacy writer wrote every object moments before, so a build that
+// refuses an active legacy writer gets --allow-active; a build from before
+// that refusal has no such flag and needs none.
+func applyFlags(ctx context.Context, bin string) ([]string, error) {
+	help, err := exec.CommandContext(ctx, bin, "migrate", "--help").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%s migrate --help: %w\n%s", filepath.Base(bin), err, help)
+	}
+	if allowActiveRE.Match(help) {
+		return []string{"--apply", "--allow-active"}, nil
+	}
+	return []string{"--apply"}, nil
 }
 
 // writeKubeconfig writes a kubeconfig file for a cluster administrator of
