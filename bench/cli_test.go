@@ -49,11 +49,14 @@ func TestSpliceCLI(t *testing.T) {
 	doc := full.Markdown("")
 	res := &Results{
 		Machine: Machine{Command: "make bench-cli", Date: "2026-11-28 09:00 UTC", Commit: "abc1234"},
-		Config:  Config{CLI: CLIConfig{Objects: 10000}},
+		Config:  Config{CLI: CLIConfig{Objects: 10000, BaselineObjects: 1000, Baseline: "main at abc0000"}},
 		CLI: []CLIResult{
-			{Build: "this tree", Step: StepList, Objects: 10000, Wall: 2 * time.Second},
-			{Build: "this tree", Step: StepAudit, Objects: 10000, Wall: 5 * time.Second},
-			{Build: "this tree", Step: StepDryRun, Objects: 10000, Wall: 40 * time.Second},
+			{Build: thisTree, Step: StepList, Objects: 10000, Wall: 2 * time.Second},
+			{Build: thisTree, Step: StepAudit, Objects: 10000, Wall: 5 * time.Second},
+			{Build: thisTree, Step: StepDryRun, Objects: 10000, Wall: 40 * time.Second},
+			{Build: "main at abc0000", Step: StepList, Objects: 1000, Wall: time.Second},
+			{Build: "main at abc0000", Step: StepAudit, Objects: 1000, Wall: 30 * time.Second},
+			{Build: "main at abc0000", Step: StepDryRun, Objects: 1000, Wall: 60 * time.Second},
 		},
 	}
 	once, err := SpliceCLI(doc, res)
@@ -66,6 +69,7 @@ func TestSpliceCLI(t *testing.T) {
 		"\n1 goals met, 1 missed; 0 rows reported without a goal.\n",
 		cliSectionTitle + "\n\nMeasured on its own (`make bench-cli`) on 2026-11-28 09:00 UTC, at commit `abc1234`",
 		"| this tree | audit | 10000 | 5.0 s | 2000 | - |\n",
+		"| main at abc0000 | audit | 1000 | 30.0 s | 33 | - |\n",
 	} {
 		if !strings.Contains(once, want) {
 			t.Errorf("the spliced document misses %q:\n%s", want, once)
