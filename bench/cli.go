@@ -336,9 +336,15 @@ func (r *Results) cliSection(p func(string, ...any)) {
 	p("Requests are the API server's own count for the resource (`apiserver_request_total`), by verb; a list is a\n")
 	p("GET of the collection.\n\n")
 	if c.Baseline != "" && c.BaselineObjects > 0 {
-		p("The baseline, %s, ran the same steps in the same run on a fleet of its own of %d objects (it reads every\n", c.Baseline, c.BaselineObjects)
-		p("object again after the list and is held to 20 requests per second, so %d objects would take it\n", c.Objects)
-		p("about half an hour); objects/s is the figure to compare.\n\n")
+		var took time.Duration
+		for _, res := range r.CLI {
+			if res.Build == c.Baseline && res.Step != StepList {
+				took += res.Wall
+			}
+		}
+		p("The baseline, %s, ran the same steps in the same run on a fleet of its own of %d objects (at its pace the\n", c.Baseline, c.BaselineObjects)
+		p("steps on %d objects would take it about %.0f minutes); objects/s is the figure to compare.\n\n",
+			c.Objects, took.Minutes()*float64(c.Objects)/float64(c.BaselineObjects))
 	}
 	p("| build | step | objects | wall time | objects/s | requests |\n|---|---|---:|---:|---:|---|\n")
 	for _, res := range r.CLI {

@@ -70,6 +70,7 @@ func TestSpliceCLI(t *testing.T) {
 		cliSectionTitle + "\n\nMeasured on its own (`make bench-cli`) on 2026-11-28 09:00 UTC, at commit `abc1234`",
 		"| this tree | audit | 10000 | 5.0 s | 2000 | - |\n",
 		"| main at abc0000 | audit | 1000 | 30.0 s | 33 | - |\n",
+		"at its pace the\nsteps on 10000 objects would take it about 15 minutes); objects/s",
 	} {
 		if !strings.Contains(once, want) {
 			t.Errorf("the spliced document misses %q:\n%s", want, once)
