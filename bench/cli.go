@@ -326,7 +326,7 @@ func (r *Results) cliSection(p func(string, ...any)) {
 		return
 	}
 	c := r.Config.CLI
-	p("## 5. The command line on a fleet\n\n")
+	p("%s\n\n", cliSectionTitle)
 	p("The `statusapply` binary built from this tree, run as a user would (a separate process, a kubeconfig file, its\n")
 	p("default flags), over %d Widgets in one namespace: each created by a client, with three conditions and the phase\n", c.Objects)
 	p("merge-patched by a legacy writer and two apply managers with a condition each. The steps are a campaign's:\n")
