@@ -119,7 +119,8 @@ func TestBenchmarks(t *testing.T) {
 		t.Logf("scenario %s took %v", s, time.Since(start).Round(time.Second))
 	}
 	res.Machine.Duration = time.Since(began).Round(time.Second).String()
-	if err := write(res, quick); err != nil {
+	// A run of some scenarios at full size puts them into the document.
+	if err := write(res, quick, !quick && os.Getenv("BENCH_SCENARIOS") != ""); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("goals:\n\n%s", res.GoalsTable())
@@ -214,14 +215,14 @@ func TestRender(t *testing.T) {
 	if err := json.Unmarshal(raw, res); err != nil {
 		t.Fatal(err)
 	}
-	if err := render(res, res.Machine.Quick); err != nil {
+	if err := render(res, res.Machine.Quick, false); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // write stores the results as JSON under results/ and renders them: a full
 // run into docs/, a quick one next to its JSON.
-func write(res *Results, quick bool) error {
+func write(res *Results, quick, splice bool) error {
 	name := "latest.json"
 	if quick {
 		name = "quick-latest.json"
@@ -229,10 +230,12 @@ func write(res *Results, quick bool) error {
 	if err := saveJSON(res, "results-"+time.Now().UTC().Format("20060102T150405Z")+".json", name); err != nil {
 		return err
 	}
-	return render(res, quick)
+	return render(res, quick, splice)
 }
 
-func render(res *Results, quick bool) error {
+// render writes the document and chart of res, or with splice puts the
+// scenarios res has into the document there (Splice).
+func render(res *Results, quick, splice bool) error {
 	doc, chart, link := filepath.Join("..", "docs", "benchmarks.md"), filepath.Join("..", "docs", "benchmarks-contention.png"), "benchmarks-contention.png"
 	if quick {
 		doc, chart, link = filepath.Join("results", "benchmarks-quick.md"), filepath.Join("results", "benchmarks-contention-quick.png"), "benchmarks-contention-quick.png"
@@ -242,7 +245,17 @@ func render(res *Results, quick bool) error {
 	} else if err := res.Chart(chart); err != nil {
 		return fmt.Errorf("drawing %s: %w", chart, err)
 	}
-	return os.WriteFile(doc, []byte(res.Markdown(link)), 0o644)
+	md := res.Markdown(link)
+	if splice {
+		old, err := os.ReadFile(doc)
+		if err != nil {
+			return err
+		}
+		if md, err = Splice(string(old), res, link); err != nil {
+			return fmt.Errorf("%s: %w", doc, err)
+		}
+	}
+	return os.WriteFile(doc, []byte(md), 0o644)
 }
 
 // machine describes this machine and the API server.

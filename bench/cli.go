@@ -326,7 +326,7 @@ func (r *Results) cliSection(p func(string, ...any)) {
 		return
 	}
 	c := r.Config.CLI
-	p("%s\n\n", cliSectionTitle)
+	p("## 5. The command line on a fleet\n\n")
 	p("The `statusapply` binary built from this tree, run as a user would (a separate process, a kubeconfig file, its\n")
 	p("default flags), over %d Widgets in one namespace: each created by a client, with three conditions and the phase\n", c.Objects)
 	p("merge-patched by a legacy writer and two apply managers with a condition each. The steps are a campaign's:\n")
@@ -366,69 +366,4 @@ func requestsCell(counts map[string]int) string {
 		return "-"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// cliSectionTitle starts scenario 5's section in the document.
-const cliSectionTitle = "## 5. The command line on a fleet"
-
-// SpliceCLI puts the command-line scenario of res into doc, a document
-// rendered by Markdown from an earlier run, in place of the scenario's
-// section and goal rows if it has them: the section before "How it was
-// measured", the goal rows at the end of the goals table, and the count
-// below the table counted again. A focused run (make bench-cli) updates
-// the document this way without running the other scenarios again; the
-// section says when and at which commit it was measured.
-func SpliceCLI(doc string, res *Results) (string, error) {
-	lines := strings.SplitAfter(doc, "\n")
-	// The goal rows.
-	var out, verdicts []string
-	inGoals, done := false, false
-	for _, line := range lines {
-		switch {
-		case strings.HasPrefix(line, "| scenario | goal | measured |"):
-			inGoals = true
-		case inGoals && strings.HasPrefix(line, "| 5 |"):
-			continue
-		case inGoals && !strings.HasPrefix(line, "|"):
-			for _, g := range res.cliGoals() {
-				out = append(out, g.row())
-				verdicts = append(verdicts, g.Verdict())
-			}
-			inGoals, done = false, true
-		case inGoals && !strings.HasPrefix(line, "|---"):
-			cells := strings.Split(strings.TrimSpace(line), "|")
-			verdicts = append(verdicts, strings.TrimSpace(cells[len(cells)-2]))
-		}
-		out = append(out, line)
-	}
-	if !done {
-		return "", fmt.Errorf("no goals table in the document")
-	}
-	doc = strings.Join(out, "")
-	count := regexp.MustCompile(`(?m)^\d+ goals met, \d+ missed(, \d+ not measured in this run)?; \d+ rows reported without a goal\.$`)
-	if !count.MatchString(doc) {
-		return "", fmt.Errorf("no goal count below the goals table")
-	}
-	doc = count.ReplaceAllString(doc, strings.TrimSuffix(goalCount(verdicts), "\n"))
-
-	// The section.
-	var b strings.Builder
-	res.cliSection(func(format string, args ...any) { fmt.Fprintf(&b, format, args...) })
-	section := b.String()
-	if m := res.Machine; m.Date != "" {
-		section = strings.Replace(section, "\n\n", fmt.Sprintf("\n\nMeasured on its own (`%s`) on %s, at commit `%s`, on the machine above.\n\n",
-			m.Command, m.Date, m.Commit), 1)
-	}
-	if start := strings.Index(doc, cliSectionTitle); start >= 0 {
-		end := strings.Index(doc[start+len(cliSectionTitle):], "\n## ")
-		if end < 0 {
-			return "", fmt.Errorf("no section after scenario 5")
-		}
-		doc = doc[:start] + doc[start+len(cliSectionTitle)+end+1:]
-	}
-	at := strings.Index(doc, "## How it was measured")
-	if at < 0 {
-		return "", fmt.Errorf("no section \"How it was measured\" to put scenario 5 before")
-	}
-	return doc[:at] + section + doc[at:], nil
 }

@@ -3,7 +3,6 @@ package bench
 import (
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +11,7 @@ import (
 // TestCLIBenchmark runs scenario 5 (the command line on a fleet) alone, at
 // the full run's sizes (BENCH_CLI_OBJECTS replaces them), writes
 // results/cli-latest.json and puts the scenario into docs/benchmarks.md in
-// place of the one there (SpliceCLI). It runs only when BENCH_CLI=1 (make
+// place of the one there (Splice). It runs only when BENCH_CLI=1 (make
 // bench-cli).
 func TestCLIBenchmark(t *testing.T) {
 	if os.Getenv("BENCH_CLI") != "1" {
@@ -29,21 +28,14 @@ func TestCLIBenchmark(t *testing.T) {
 	if err := saveJSON(res, "cli-latest.json"); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("..", "docs", "benchmarks.md")
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spliced, err := SpliceCLI(string(doc), res)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(spliced), 0o644); err != nil {
+	if err := render(res, false, true); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("goals:\n\n%s", res.GoalsTable())
 }
 
+// TestSpliceCLI puts scenario 5 into a document that has none, and again
+// into the result, which must not change.
 func TestSpliceCLI(t *testing.T) {
 	full := &Results{Machine: Machine{Command: "make bench"}, Config: Config{CLI: CLIConfig{Objects: 10000}}}
 	doc := full.Markdown("")
@@ -59,7 +51,7 @@ func TestSpliceCLI(t *testing.T) {
 			{Build: "main at abc0000", Step: StepDryRun, Objects: 1000, Wall: 60 * time.Second},
 		},
 	}
-	once, err := SpliceCLI(doc, res)
+	once, err := Splice(doc, res, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +59,7 @@ func TestSpliceCLI(t *testing.T) {
 		"| 5 | 10000 objects, `audit` ≤ 15s | 5.0 s (2000 objects/s); the list of the same objects 2.0 s | met |\n",
 		"| 5 | 10000 objects, `migrate (dry run)` ≤ 30s | 40.0 s (250 objects/s); the list of the same objects 2.0 s | **missed** |\n",
 		"\n1 goals met, 1 missed; 0 rows reported without a goal.\n",
-		cliSectionTitle + "\n\nMeasured on its own (`make bench-cli`) on 2026-11-28 09:00 UTC, at commit `abc1234`",
+		"## 5. The command line on a fleet\n\nMeasured on its own (`make bench-cli`) on 2026-11-28 09:00 UTC, at commit `abc1234`",
 		"| this tree | audit | 10000 | 5.0 s | 2000 | - |\n",
 		"| main at abc0000 | audit | 1000 | 30.0 s | 33 | - |\n",
 		"at its pace the\nsteps on 10000 objects would take it about 15 minutes); objects/s",
@@ -76,10 +68,10 @@ func TestSpliceCLI(t *testing.T) {
 			t.Errorf("the spliced document misses %q:\n%s", want, once)
 		}
 	}
-	if strings.Index(once, cliSectionTitle) > strings.Index(once, "## How it was measured") {
+	if strings.Index(once, "## 5. ") > strings.Index(once, "## How it was measured") {
 		t.Error("scenario 5 comes after the method section")
 	}
-	twice, err := SpliceCLI(once, res)
+	twice, err := Splice(once, res, "")
 	if err != nil || twice != once {
 		t.Errorf("splicing again changed the document (%v)", err)
 	}
@@ -109,5 +101,36 @@ apiserver_request_duration_seconds_count{resource="widgets",verb="LIST"} 20
 	}
 	if _, err := widgetCounts([]byte("apiserver_request_total{resource=\"widgets\" 1\n")); err == nil {
 		t.Error("a malformed line was read without an error")
+	}
+}
+
+// TestSplice puts one scenario into a document of several: the result is the
+// document of both runs' results, with the spliced section saying when it
+// was measured.
+func TestSplice(t *testing.T) {
+	scale := func(heap uint64) []ScaleResult {
+		return []ScaleResult{
+			{Approach: RawApply, Objects: 10, Managers: 3, Wall: time.Second, PeakHeap: 10 << 20},
+			{Approach: Statusapply, Objects: 10, Managers: 3, Wall: time.Second, PeakHeap: heap},
+		}
+	}
+	cli := []CLIResult{{Build: thisTree, Step: StepAudit, Objects: 10000, Wall: 5 * time.Second}}
+	cfg := Config{Scale: ScaleConfig{Objects: 10}, CLI: CLIConfig{Objects: 10000}}
+	full := &Results{Machine: Machine{Command: "make bench"}, Config: cfg, Scale: scale(30 << 20), CLI: cli}
+	focused := &Results{Machine: Machine{Command: "make bench", Date: "2026-11-28 10:00 UTC", Commit: "abc1234"},
+		Config: cfg, Scale: scale(15 << 20)}
+	got, err := Splice(full.Markdown(""), focused, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := (&Results{Machine: full.Machine, Config: cfg, Scale: focused.Scale, CLI: cli}).Markdown("")
+	at := strings.Index(want, "## 3. ")
+	at += strings.Index(want[at:], "\n\n")
+	want = want[:at] + "\n\nMeasured on its own (`make bench`) on 2026-11-28 10:00 UTC, at commit `abc1234`, on the machine above.\n\n" + want[at+2:]
+	if got != want {
+		t.Errorf("spliced:\n%s\nwant:\n%s", got, want)
+	}
+	if got == full.Markdown("") {
+		t.Error("the focused run changed nothing in the document")
 	}
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -839,10 +840,11 @@ func methodSection(p func(string, ...any), duration string) {
 	p("- (b) stands in for a merge-patch batcher; (c) runs with the helper's default options. No approach forces ownership.\n")
 	p("- Sizes are bounded (see the tables); this run took %s.\n\n", duration)
 	p("Run it: `make bench` (full, writes this file and the chart) or `make bench-quick` (small sizes, writes only to\n")
-	p("`bench/results/`). Scenarios can be picked with `BENCH_SCENARIOS=reconcile,contention,scale,client,cli`; this document is\n")
-	p("rendered again from a results file, without a run, by `cd bench && BENCH_RENDER=results/latest.json go test -run TestRender .`\n")
-	p("`make bench-cli` runs scenario 5 alone and puts it into this document in place of the one here; a baseline binary\n")
-	p("(`BENCH_CLI_BASELINE=path`, named by `BENCH_CLI_BASELINE_NAME`) runs the same steps on a fleet of its own.\n")
+	p("`bench/results/`). Scenarios can be picked with `BENCH_SCENARIOS=reconcile,contention,scale,client,cli`: such a run\n")
+	p("puts them into this document in place of those here, the goal rows and the count included, and says so in each\n")
+	p("section; `make bench-cli` does that for scenario 5 alone, and a baseline binary (`BENCH_CLI_BASELINE=path`, named by\n")
+	p("`BENCH_CLI_BASELINE_NAME`) runs the same steps on a fleet of its own. This document is rendered again from a results\n")
+	p("file, without a run, by `cd bench && BENCH_RENDER=results/latest.json go test -run TestRender .`\n")
 }
 
 // Chart draws updates/s against W for every contention approach.
@@ -890,4 +892,125 @@ func (r *Results) Chart(path string) error {
 		return err
 	}
 	return pl.Save(9*vg.Inch, 5.5*vg.Inch, path)
+}
+
+// scenarios are the numbers of the scenarios r has results for.
+func (r *Results) scenarios() []string {
+	var out []string
+	for i, ran := range []bool{len(r.Reconcile) > 0, len(r.Contention) > 0, len(r.Scale) > 0, len(r.Client) > 0, len(r.CLI) > 0} {
+		if ran {
+			out = append(out, strconv.Itoa(i+1))
+		}
+	}
+	return out
+}
+
+// goalCountRE matches the line below the goals table.
+var goalCountRE = regexp.MustCompile(`(?m)^\d+ goals met, \d+ missed(, \d+ not measured in this run)?; \d+ rows reported without a goal\.$`)
+
+// Splice puts the scenarios res has results for into doc, a document
+// rendered by Markdown from an earlier run, leaving the others as they are:
+// each scenario's section in place of the one doc has (or before the next
+// scenario's, or before "How it was measured"), its goal rows in place of
+// doc's, in scenario order, and the count below the goals table counted
+// again. A run of some scenarios (make bench-cli, or make bench with
+// BENCH_SCENARIOS) updates the document this way; each section it puts in
+// says when and at which commit it was measured.
+func Splice(doc string, res *Results, chart string) (string, error) {
+	ran := res.scenarios()
+	rendered := res.Markdown(chart)
+
+	// The goal rows.
+	header := strings.Index(doc, "| scenario | goal | measured | |\n|---|---|---|---|\n")
+	if header < 0 {
+		return "", fmt.Errorf("no goals table in the document")
+	}
+	from := header + len("| scenario | goal | measured | |\n|---|---|---|---|\n")
+	to := from
+	var rows []string
+	for line := range strings.Lines(doc[from:]) {
+		if !strings.HasPrefix(line, "|") {
+			break
+		}
+		to += len(line)
+		if !slices.Contains(ran, goalScenario(line)) {
+			rows = append(rows, line)
+		}
+	}
+	for _, g := range res.Goals() {
+		rows = append(rows, g.row())
+	}
+	slices.SortStableFunc(rows, func(a, b string) int {
+		x, _ := strconv.Atoi(goalScenario(a))
+		y, _ := strconv.Atoi(goalScenario(b))
+		return x - y
+	})
+	var verdicts []string
+	for _, row := range rows {
+		cells := strings.Split(strings.TrimSpace(row), "|")
+		verdicts = append(verdicts, strings.TrimSpace(cells[len(cells)-2]))
+	}
+	doc = doc[:from] + strings.Join(rows, "") + doc[to:]
+	if !goalCountRE.MatchString(doc) {
+		return "", fmt.Errorf("no goal count below the goals table")
+	}
+	doc = goalCountRE.ReplaceAllString(doc, strings.TrimSuffix(goalCount(verdicts), "\n"))
+
+	// The sections.
+	for _, n := range ran {
+		start, end := scenarioSection(rendered, n)
+		if start < 0 {
+			return "", fmt.Errorf("scenario %s has results but no section", n)
+		}
+		section := rendered[start:end]
+		if m := res.Machine; m.Date != "" {
+			section = strings.Replace(section, "\n\n", fmt.Sprintf("\n\nMeasured on its own (`%s`) on %s, at commit `%s`, on the machine above.\n\n",
+				m.Command, m.Date, m.Commit), 1)
+		}
+		at, end := scenarioSection(doc, n)
+		if at < 0 {
+			// Before the next scenario's section, or the method's.
+			at = strings.Index(doc, "## How it was measured")
+			for next, _ := strconv.Atoi(n); next < 9; next++ {
+				if s, _ := scenarioSection(doc, strconv.Itoa(next+1)); s >= 0 {
+					at = s
+					break
+				}
+			}
+			if at < 0 {
+				return "", fmt.Errorf("no section \"How it was measured\" to put scenario %s before", n)
+			}
+			end = at
+		}
+		doc = doc[:at] + section + doc[end:]
+	}
+	return doc, nil
+}
+
+// goalScenario is the scenario cell of a goals table row.
+func goalScenario(row string) string {
+	cells := strings.Split(row, "|")
+	if len(cells) < 2 {
+		return ""
+	}
+	return strings.TrimSpace(cells[1])
+}
+
+// scenarioSection returns where scenario n's section ("## n. ...") starts
+// in doc and where the next section starts, or -1, -1.
+func scenarioSection(doc, n string) (start, end int) {
+	heading := "## " + n + ". "
+	switch {
+	case strings.HasPrefix(doc, heading):
+		start = 0
+	case strings.Contains(doc, "\n"+heading):
+		start = strings.Index(doc, "\n"+heading) + 1
+	default:
+		return -1, -1
+	}
+	next := strings.Index(doc[start:], "\n## ")
+	if next < 0 {
+		return start, len(doc)
+	}
+	return start, start + next + 1
 }
