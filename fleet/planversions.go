@@ -83,7 +83,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		}
 		dests := p.destinationsOf(*e, condTypes)
 		_, whole := p.Managers[e.Manager]
-		if dests.Len() == 0 || !whole && !owned(e.Fields, ownership.ConditionsPath()) &&
+		if dests.Len() == 0 || !whole && !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) &&
 			(p.Versions == nil || p.Versions.Staleness(e.APIVersion) == "") {
 			// Conditions moving out of a map list of a served version are
 			// translated as they move (mergeIntoApply); the rest of the
@@ -153,7 +153,7 @@ func (p Plan) destinationsOf(e ownership.Entry, condTypes sets.Set[string]) sets
 	if to, ok := p.Managers[e.Manager]; ok && !e.StatusFields().Empty() {
 		out.Insert(to)
 	}
-	whole := owned(e.Fields, ownership.ConditionsPath())
+	whole := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath())
 	for t, to := range p.Conditions {
 		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || whole && condTypes.Has(t) {
 			out.Insert(to)
@@ -166,7 +166,7 @@ func (p Plan) destinationsOf(e ownership.Entry, condTypes sets.Set[string]) sets
 // a version where it is atomic while the storage version makes it a map
 // list.
 func (p Plan) atomicBecomesMapList(e ownership.Entry) bool {
-	if !owned(e.Fields, ownership.ConditionsPath()) {
+	if !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) {
 		return false
 	}
 	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.StorageAPIVersion())

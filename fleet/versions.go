@@ -9,6 +9,8 @@ import (
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Versions is what a CustomResourceDefinition says about its versions, for
@@ -153,7 +155,7 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 		case sameShape:
 			translated.Insert(p)
 		case atomicToMapList:
-			if !owned(set, p) {
+			if !ownership.OwnedWhole(set, p) {
 				translated.Insert(p)
 				return
 			}
@@ -214,25 +216,6 @@ func shapeIn(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
 		return atomicToMapList
 	}
 	return sameShape
-}
-
-// owned reports whether p is a member of s with nothing below it: a value
-// owned whole.
-func owned(s *fieldpath.Set, p fieldpath.Path) bool {
-	return s.Has(p) && !ownsBelowPath(s, p)
-}
-
-// ownsBelowPath reports whether s has a member strictly below p.
-func ownsBelowPath(s *fieldpath.Set, p fieldpath.Path) bool {
-	cur := s
-	for _, pe := range p {
-		child, ok := cur.Children.Get(pe)
-		if !ok {
-			return false
-		}
-		cur = child
-	}
-	return !cur.Empty()
 }
 
 // shape is how a path's schema compares between two versions.

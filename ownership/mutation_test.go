@@ -242,6 +242,38 @@ func TestIsContainer(t *testing.T) {
 	}
 }
 
+// A value is owned whole when it is a member with nothing below it: an
+// atomic list, not a list whose items carry the ownership.
+func TestOwnedWhole(t *testing.T) {
+	decode := func(fields string) *fieldpath.Set {
+		e, err := DecodeEntry(ownershiptest.Entry("m", ownershiptest.Update, "status", fields))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Fields
+	}
+	atomic := decode(`{"f:status":{".":{},"f:conditions":{}}}`)
+	items := decode(`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{}}}}}`)
+	for _, tc := range []struct {
+		name string
+		s    *fieldpath.Set
+		p    fieldpath.Path
+		want bool
+	}{
+		{"an atomic list", atomic, ConditionsPath(), true},
+		{"a container of its members", atomic, StatusPath(), false},
+		{"a map list whose items are owned", items, ConditionsPath(), false},
+		{"an item owned with its fields", items, ConditionPath("A"), false},
+		{"a scalar", items, append(ConditionPath("A"), fieldpath.PathElement{FieldName: ptr("status")}), true},
+		{"not a member", items, ConditionPath("B"), false},
+		{"no set", nil, ConditionsPath(), false},
+	} {
+		if got := OwnedWhole(tc.s, tc.p); got != tc.want {
+			t.Errorf("%s: OwnedWhole(%s) = %v, want %v", tc.name, tc.p, got, tc.want)
+		}
+	}
+}
+
 func TestOtherStatusFields(t *testing.T) {
 	o := mustInspect(t, ownershiptest.Widget(
 		ownershiptest.Entry("a", ownershiptest.Update, "status", `{"f:status":{".":{},"f:phase":{},"f:zone":{},"f:conditions":{".":{}},"f:attrs":{}}}`),
