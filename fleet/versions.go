@@ -31,9 +31,9 @@ type Versions struct {
 	crd     string
 	group   string
 	storage string
-	// served and known are the versions the CRD serves, and all it lists.
-	served, known []string
-	schemas       map[string]*apiextensionsv1.JSONSchemaProps
+	served  []string
+	// schemas holds every version the CRD lists.
+	schemas map[string]*apiextensionsv1.JSONSchemaProps
 	// sameValues says objects read in two versions hold the same fields:
 	// conversion None (only apiVersion changes).
 	sameValues bool
@@ -51,7 +51,6 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 	v.sameValues = crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == "" ||
 		crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
 	for _, ver := range crd.Spec.Versions {
-		v.known = append(v.known, ver.Name)
 		if ver.Served {
 			v.served = append(v.served, ver.Name)
 		}
@@ -93,7 +92,7 @@ func (v *Versions) version(apiVersion string) string {
 func (v *Versions) Staleness(apiVersion string) string {
 	ver := v.version(apiVersion)
 	switch {
-	case ver == "" || !slices.Contains(v.known, ver):
+	case v.schemas[ver] == nil:
 		return StaleRemoved
 	case !slices.Contains(v.served, ver):
 		return StaleNotServed
@@ -145,13 +144,7 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 		return translated, set
 	}
 	set.Iterate(func(p fieldpath.Path) {
-		var sh shape
-		if fs == nil {
-			sh = shapeIn(ts, p)
-		} else {
-			sh = shapeAlong(fs, ts, p)
-		}
-		switch sh {
+		switch shapeOf(fs, ts, p) {
 		case sameShape:
 			translated.Insert(p)
 		case atomicToMapList:
@@ -185,23 +178,28 @@ func (v *Versions) Translates(p fieldpath.Path, from, to string) bool {
 // expands reports whether the list at p is atomic in from and a map list
 // in to, so that Translate expands a whole-list owner into its items.
 func (v *Versions) expands(p fieldpath.Path, from, to string) bool {
-	fs, ts := v.schemas[v.version(from)], v.schemas[v.version(to)]
+	ts := v.schemas[v.version(to)]
+	return ts != nil && v.sameValues && shapeOf(v.schemas[v.version(from)], ts, p) == atomicToMapList
+}
+
+// shapeOf compares p between the schemas from and to; from nil is a
+// version whose schema is gone (shapeIn).
+func shapeOf(from, to *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
 	switch {
-	case ts == nil || !v.sameValues:
-		return false
-	case fs == nil:
-		return shapeIn(ts, p) == atomicToMapList
+	case len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata":
+		// The API server types every custom resource's metadata as
+		// ObjectMeta, whatever the CRD's schema says.
+		return sameShape
+	case from == nil:
+		return shapeIn(to, p)
 	}
-	return shapeAlong(fs, ts, p) == atomicToMapList
+	return shapeAlong(from, to, p)
 }
 
 // shapeIn judges p of a version whose schema is gone against s: the same
 // shape when s has it, an atomic list become a map list when p ends at a
 // map list (an entry owning it with nothing below owned it whole).
 func shapeIn(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
-	if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata" {
-		return sameShape
-	}
 	for _, pe := range p {
 		c := child(s, pe)
 		if c == nil {
@@ -231,11 +229,6 @@ const (
 
 // shapeAlong walks p through both schemas and compares the nodes it visits.
 func shapeAlong(from, to *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
-	if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata" {
-		// The API server types every custom resource's metadata as
-		// ObjectMeta, whatever the CRD's schema says.
-		return sameShape
-	}
 	f, t := from, to
 	for i, pe := range p {
 		fc, tc := child(f, pe), child(t, pe)
