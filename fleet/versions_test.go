@@ -60,6 +60,16 @@ func versionedCRD(versions ...[2]string) *apiextensionsv1.CustomResourceDefiniti
 	return crd
 }
 
+// versionsOf is VersionsOf(versionedCRD(versions...)).
+func versionsOf(t *testing.T, versions ...[2]string) *Versions {
+	t.Helper()
+	v, err := VersionsOf(versionedCRD(versions...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // entryIn is ownershiptest.Entry recorded in example.com/version.
 func entryIn(version, manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
 	e := ownershiptest.Entry(manager, op, subresource, fields)
@@ -95,14 +105,8 @@ const (
 )
 
 func TestTranslate(t *testing.T) {
-	atomicThenMap, err := VersionsOf(versionedCRD([2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	same, err := VersionsOf(versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	atomicThenMap := versionsOf(t, [2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"})
+	same := versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
 	obj := machine([]string{"NetworkReady", "Ready"}).Object
 	decode := func(fields string) ownership.Entry {
 		e, err := ownership.DecodeEntry(ownershiptest.Entry("m", ownershiptest.Apply, "status", fields))
@@ -133,12 +137,17 @@ func TestTranslate(t *testing.T) {
 		{name: "a removed version: a field the storage schema lacks", versions: same,
 			fields: `{"f:status":{"f:gone":{},"f:phase":{}}}`,
 			from:   "example.com/v1alpha1", to: "example.com/v1", wantUntranslated: ".status.gone"},
+		{name: "metadata is ObjectMeta whatever the schemas say", versions: atomicThenMap,
+			fields: `{"f:metadata":{"f:labels":{"f:x":{}}}}`, from: "example.com/v1beta1", to: "example.com/v1beta2"},
+		{name: "metadata of a removed version", versions: same,
+			fields: `{"f:metadata":{"f:labels":{"f:x":{}}}}`, from: "example.com/v1alpha1", to: "example.com/v1"},
 		{name: "to a version the CRD does not list", versions: same, fields: ownershiptest.LegacyAB,
 			from: "example.com/v1", to: "example.com/v2", wantUntranslated: "conditions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, untr := tt.versions.Translate(decode(tt.fields).Fields, tt.from, tt.to, tt.obj)
+			set := decode(tt.fields).Fields
+			tr, untr := tt.versions.Translate(set, tt.from, tt.to, tt.obj)
 			if tt.wantUntranslated != "" {
 				if !strings.Contains(untr.String(), tt.wantUntranslated) {
 					t.Fatalf("untranslatable %s, want it to hold %s", untr, tt.wantUntranslated)
@@ -152,19 +161,36 @@ func TestTranslate(t *testing.T) {
 			if types := got.ConditionTypes(); !slices.Equal(types, tt.wantTypes) {
 				t.Errorf("condition types %v, want %v (fields %s)", types, tt.wantTypes, tr)
 			}
+			if tt.wantTypes == nil && !tr.Equals(set) {
+				t.Errorf("translated %s, want %s as it is", tr, set)
+			}
 		})
 	}
 }
 
+func TestStaleness(t *testing.T) {
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	crd.Spec.Versions[0].Served = false
+	v, err := VersionsOf(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for apiVersion, want := range map[string]string{
+		"example.com/v1":       "",
+		"example.com/v1beta1":  StaleNotServed,
+		"example.com/v1alpha1": StaleRemoved,
+		"other.com/v1":         StaleRemoved,
+		"v1":                   StaleRemoved,
+	} {
+		if got := v.Staleness(apiVersion); got != want {
+			t.Errorf("Staleness(%s) = %q, want %q", apiVersion, got, want)
+		}
+	}
+}
+
 func TestRewriteAcrossVersions(t *testing.T) {
-	atomicThenMap, err := VersionsOf(versionedCRD([2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	same, err := VersionsOf(versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	atomicThenMap := versionsOf(t, [2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"})
+	same := versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
 	// The legacy writer holds A and B through v1beta1; "wb" applies B
 	// through v1.
 	identical := machine([]string{"A", "B"},
@@ -236,10 +262,7 @@ func TestRewriteAcrossVersions(t *testing.T) {
 }
 
 func TestRewriteStaleVersions(t *testing.T) {
-	v, err := VersionsOf(versionedCRD([2]string{"v1", "map"})) // v1beta1 was removed
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := versionsOf(t, [2]string{"v1", "map"}) // v1beta1 was removed
 	obj := machine([]string{"A", "B"},
 		entryIn("v1beta1", "legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB),
 		entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB),
