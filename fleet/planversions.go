@@ -1,14 +1,12 @@
 package fleet
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -20,12 +18,12 @@ func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]a
 	if err != nil {
 		return nil, err
 	}
-	storage := p.Versions.StorageAPIVersion()
+	storage := p.Versions.storageAPIVersion()
 	var refused []string
 	stale := false
 	for i := range ds {
 		e := &ds[i].entry
-		if p.Versions.Staleness(e.APIVersion) == "" {
+		if p.Versions.staleness(e.APIVersion) == "" {
 			continue
 		}
 		stale = true
@@ -84,7 +82,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		dests := p.destinationsOf(*e, condTypes)
 		_, whole := p.Managers[e.Manager]
 		if dests.Len() == 0 || !whole && !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) &&
-			(p.Versions == nil || p.Versions.Staleness(e.APIVersion) == "") {
+			(p.Versions == nil || p.Versions.staleness(e.APIVersion) == "") {
 			// Conditions moving out of a map list of a served version are
 			// translated as they move (mergeIntoApply); the rest of the
 			// entry stays in the version its writer writes through.
@@ -105,12 +103,12 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			continue
 		case targets.Len() == 1:
 			target = sets.List(targets)[0]
-		case p.Versions != nil && (p.Versions.Staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
+		case p.Versions != nil && (p.Versions.staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
 			p.atomicBecomesMapList(*e)):
 			// No destination applies yet: the storage version is where a
 			// new writer applies, and the one place a stale entry, entries
 			// of several versions, or an atomic list can all go.
-			target = p.Versions.StorageAPIVersion()
+			target = p.Versions.storageAPIVersion()
 		}
 		if target == e.APIVersion {
 			continue
@@ -169,7 +167,7 @@ func (p Plan) atomicBecomesMapList(e ownership.Entry) bool {
 	if !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) {
 		return false
 	}
-	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.StorageAPIVersion())
+	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.storageAPIVersion())
 }
 
 // mergeDuplicates unions entries that name the same manager, operation,
@@ -207,37 +205,5 @@ func statusConditionTypesOf(content map[string]any) []string {
 			}
 		}
 	}
-	return out
-}
-
-// StaleEntry is a managedFields entry recorded in an API version the CRD
-// does not serve.
-type StaleEntry struct {
-	// Entry is the entry as recorded.
-	Entry ownership.Entry
-	// Reason is StaleRemoved or StaleNotServed.
-	Reason string
-	// Untranslatable are its fields that do not translate to the storage
-	// version (Versions.Translate); empty when all do.
-	Untranslatable *fieldpath.Set
-}
-
-// StaleEntries lists o's entries recorded in versions v does not serve,
-// with what of each does not translate to the storage version; content is
-// the object's content. Sorted by manager, operation, subresource.
-func (v *Versions) StaleEntries(o *ownership.Ownership, content map[string]any) []StaleEntry {
-	var out []StaleEntry
-	for _, e := range o.Entries {
-		reason := v.Staleness(e.APIVersion)
-		if reason == "" {
-			continue
-		}
-		_, untr := v.Translate(e.Fields, e.APIVersion, v.StorageAPIVersion(), content)
-		out = append(out, StaleEntry{Entry: e, Reason: reason, Untranslatable: untr})
-	}
-	slices.SortStableFunc(out, func(a, b StaleEntry) int {
-		return cmp.Or(cmp.Compare(a.Entry.Manager, b.Entry.Manager), cmp.Compare(a.Entry.Operation, b.Entry.Operation),
-			cmp.Compare(a.Entry.Subresource, b.Entry.Subresource))
-	})
 	return out
 }

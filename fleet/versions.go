@@ -68,12 +68,9 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 	return v, nil
 }
 
-// CRD is the CustomResourceDefinition's name.
-func (v *Versions) CRD() string { return v.crd }
-
-// StorageAPIVersion is the storage version as managedFields spell it:
+// storageAPIVersion is the storage version as managedFields spell it:
 // group/version.
-func (v *Versions) StorageAPIVersion() string { return v.group + "/" + v.storage }
+func (v *Versions) storageAPIVersion() string { return v.group + "/" + v.storage }
 
 // version returns the version of apiVersion (group/version) when the group
 // is the CRD's, else "".
@@ -85,11 +82,11 @@ func (v *Versions) version(apiVersion string) string {
 	return version
 }
 
-// Staleness says why an API version is stale, or "" when the CRD serves
+// staleness says why an API version is stale, or "" when the CRD serves
 // it: "removed" when the CRD no longer lists it (every server-side apply to
 // an object with an entry in it fails), "not served" when it lists it
 // without serving it (applies still work; they fail once it is removed).
-func (v *Versions) Staleness(apiVersion string) string {
+func (v *Versions) staleness(apiVersion string) string {
 	ver := v.version(apiVersion)
 	switch {
 	case v.schemas[ver] == nil:
@@ -100,7 +97,7 @@ func (v *Versions) Staleness(apiVersion string) string {
 	return ""
 }
 
-// The reasons Staleness gives.
+// The reasons an API version is stale (StaleVersionAudit.Reason).
 const (
 	StaleRemoved   = "removed"
 	StaleNotServed = "not served"
@@ -166,11 +163,11 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 	return translated, untranslatable
 }
 
-// Translates reports whether path p, recorded in API version from, means
+// translates reports whether path p, recorded in API version from, means
 // the same field in to, ahead of any object: as Translate says, with an
 // atomic list that is a map list in to counting as translatable (Translate
 // expands it into the object's items).
-func (v *Versions) Translates(p fieldpath.Path, from, to string) bool {
+func (v *Versions) translates(p fieldpath.Path, from, to string) bool {
 	tr, untr := v.Translate(fieldpath.NewSet(p), from, to, map[string]any{})
 	return untr.Empty() && !tr.Empty()
 }
