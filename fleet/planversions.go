@@ -79,9 +79,10 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		if !e.Legacy() {
 			continue
 		}
-		dests := p.destinationsOf(*e, condTypes)
-		_, whole := p.Managers[e.Manager]
-		if dests.Len() == 0 || !whole && !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) &&
+		wholeList := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath())
+		dests := p.destinationsOf(*e, wholeList, condTypes)
+		_, handed := p.Managers[e.Manager]
+		if dests.Len() == 0 || !handed && !wholeList &&
 			(p.Versions == nil || p.Versions.staleness(e.APIVersion) == "") {
 			// Conditions moving out of a map list of a served version are
 			// translated as they move (mergeIntoApply); the rest of the
@@ -104,7 +105,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		case targets.Len() == 1:
 			target = sets.List(targets)[0]
 		case p.Versions != nil && (p.Versions.staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
-			p.atomicBecomesMapList(*e)):
+			wholeList && p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.storageAPIVersion())):
 			// No destination applies yet: the storage version is where a
 			// new writer applies, and the one place a stale entry, entries
 			// of several versions, or an atomic list can all go.
@@ -144,30 +145,19 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 }
 
 // destinationsOf returns the managers the plan hands some of e's fields to.
-// An entry owning an atomic conditions list whole holds every condition
-// type the object has.
-func (p Plan) destinationsOf(e ownership.Entry, condTypes sets.Set[string]) sets.Set[string] {
+// An entry owning an atomic conditions list whole (wholeList) holds every
+// condition type the object has.
+func (p Plan) destinationsOf(e ownership.Entry, wholeList bool, condTypes sets.Set[string]) sets.Set[string] {
 	out := sets.New[string]()
 	if to, ok := p.Managers[e.Manager]; ok && !e.StatusFields().Empty() {
 		out.Insert(to)
 	}
-	whole := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath())
 	for t, to := range p.Conditions {
-		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || whole && condTypes.Has(t) {
+		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || wholeList && condTypes.Has(t) {
 			out.Insert(to)
 		}
 	}
 	return out
-}
-
-// atomicBecomesMapList reports whether e owns the conditions list whole in
-// a version where it is atomic while the storage version makes it a map
-// list.
-func (p Plan) atomicBecomesMapList(e ownership.Entry) bool {
-	if !ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) {
-		return false
-	}
-	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.storageAPIVersion())
 }
 
 // mergeDuplicates unions entries that name the same manager, operation,
