@@ -154,17 +154,16 @@ func TestOwnershipQueries(t *testing.T) {
 		condType string
 		want     []string
 	}{
-		{"A", []string{"legacy"}},
-		{"B", []string{"legacy", "net"}},
+		{"A", []string{"legacy (Update, status)"}},
+		{"B", []string{"legacy (Update, status)", "net (Apply, status)"}},
 		{"Z", nil},
 	} {
 		var got []string
 		for _, e := range o.ConditionOwners(tc.condType) {
 			got = append(got, e.String())
 		}
-		want := map[string][]string{"A": {"legacy (Update, status)"}, "B": {"legacy (Update, status)", "net (Apply, status)"}}[tc.condType]
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("ConditionOwners(%s) = %v, want %v", tc.condType, got, want)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ConditionOwners(%s) = %v, want %v", tc.condType, got, tc.want)
 		}
 	}
 	if got, want := o.ConditionTypes(), map[string][]string{"legacy": {"A", "B"}, "net": {"B"}}; !reflect.DeepEqual(got, want) {
@@ -245,15 +244,9 @@ func TestIsContainer(t *testing.T) {
 // A value is owned whole when it is a member with nothing below it: an
 // atomic list, not a list whose items carry the ownership.
 func TestOwnedWhole(t *testing.T) {
-	decode := func(fields string) *fieldpath.Set {
-		e, err := DecodeEntry(ownershiptest.Entry("m", ownershiptest.Update, "status", fields))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return e.Fields
-	}
-	atomic := decode(`{"f:status":{".":{},"f:conditions":{}}}`)
-	items := decode(`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{}}}}}`)
+	atomic := decode(t, ownershiptest.Entry("m", ownershiptest.Update, "status", `{"f:status":{".":{},"f:conditions":{}}}`)).Fields
+	items := decode(t, ownershiptest.Entry("m", ownershiptest.Update, "status",
+		`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{}}}}}`)).Fields
 	for _, tc := range []struct {
 		name string
 		s    *fieldpath.Set
