@@ -32,7 +32,8 @@ type Versions struct {
 	group   string
 	storage string
 	served  []string
-	// schemas holds every version the CRD lists.
+	// schemas holds every version the CRD lists; versions with identical
+	// schemas share one pointer, so that Translate compares pointers.
 	schemas map[string]*apiextensionsv1.JSONSchemaProps
 	// sameValues says objects read in two versions hold the same fields:
 	// conversion None (only apiVersion changes).
@@ -60,7 +61,14 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 		if ver.Schema == nil || ver.Schema.OpenAPIV3Schema == nil {
 			return nil, fmt.Errorf("CustomResourceDefinition %s: version %s has no schema", crd.Name, ver.Name)
 		}
-		v.schemas[ver.Name] = ver.Schema.OpenAPIV3Schema
+		s := ver.Schema.OpenAPIV3Schema
+		for _, earlier := range v.schemas {
+			if reflect.DeepEqual(earlier, s) {
+				s = earlier
+				break
+			}
+		}
+		v.schemas[ver.Name] = s
 	}
 	if v.storage == "" {
 		return nil, fmt.Errorf("CustomResourceDefinition %s: no storage version", crd.Name)
@@ -135,7 +143,7 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 	switch {
 	case ts == nil:
 		return translated, set
-	case fs != nil && reflect.DeepEqual(fs, ts):
+	case fs == ts: // identical schemas (VersionsOf shares their pointer)
 		return set, untranslatable
 	case !v.sameValues:
 		return translated, set
