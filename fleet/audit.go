@@ -913,9 +913,10 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 // have left no entry on any object, which migrate would otherwise take for
 // a misspelled destination (and refuse under --exit-code).
 func newDestinationFlags(p Plan, declared map[string][]string) []string {
+	dests := sets.New(slices.Collect(maps.Values(p.Conditions))...).Insert(slices.Collect(maps.Values(p.Managers))...)
 	var out []string
 	for _, w := range slices.Sorted(maps.Keys(declared)) {
-		if slices.Contains(slices.Collect(maps.Values(p.Conditions)), w) || slices.Contains(slices.Collect(maps.Values(p.Managers)), w) {
+		if dests.Has(w) {
 			out = append(out, "--new-destination", w)
 		}
 	}
