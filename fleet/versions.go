@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -362,10 +361,10 @@ func expandItems(obj map[string]any, p fieldpath.Path, keys []string) (*fieldpat
 // addFields inserts a path for every field of m below at, descending into
 // nested objects; lists and scalars are owned whole.
 func addFields(s *fieldpath.Set, at fieldpath.Path, m map[string]any) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for k, val := range m {
 		p := append(at.Copy(), fieldpath.PathElement{FieldName: &k})
 		s.Insert(p)
-		if child, ok := m[k].(map[string]any); ok {
+		if child, ok := val.(map[string]any); ok {
 			addFields(s, p, child)
 		}
 	}
