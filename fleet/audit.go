@@ -582,7 +582,7 @@ func (a *auditor) add(obj metav1.Object) {
 		}
 		a.seenConditions.Insert(types...)
 		a.seenFields.Insert(fields...)
-		if o.OwnsWholeConditionsList(e) {
+		if o.OwnsWholeConditionsList(e) && !a.versions.mapList(ownership.ConditionsPath(), e.APIVersion) {
 			t.wholeList++
 			// An atomic list owned whole holds every condition in it: what
 			// a migration hands over per type (Versions.Translate expands

@@ -79,7 +79,11 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		if !e.Legacy() {
 			continue
 		}
-		wholeList := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath())
+		// An entry owning the list with nothing below it owns it whole,
+		// unless its version's schema makes the list a map list (what a
+		// move of its last condition leaves).
+		wholeList := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) &&
+			!p.Versions.mapList(ownership.ConditionsPath(), e.APIVersion)
 		dests := p.destinationsOf(*e, wholeList, condTypes)
 		_, handed := p.Managers[e.Manager]
 		if dests.Len() == 0 || !handed && !wholeList &&

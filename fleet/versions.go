@@ -305,12 +305,36 @@ func nodeKind(s *apiextensionsv1.JSONSchemaProps) string {
 
 // mapKeys returns the list-map keys of the list at p in s.
 func mapKeys(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) []string {
+	if s = schemaAt(s, p); s == nil {
+		return nil
+	}
+	return s.XListMapKeys
+}
+
+// mapList reports whether the schema of apiVersion makes the list at p a
+// map list, where an entry owning the list with nothing below it owns an
+// empty container, not the whole list. False for v nil or a version whose
+// schema is gone: nothing says the list is not atomic there.
+func (v *Versions) mapList(p fieldpath.Path, apiVersion string) bool {
+	if v == nil {
+		return false
+	}
+	s := v.schemas[v.version(apiVersion)]
+	if s != nil {
+		s = schemaAt(s, p)
+	}
+	return s != nil && strings.HasPrefix(nodeKind(s), "array/map")
+}
+
+// schemaAt is the schema of the node at p below s; nil when s does not
+// have it.
+func schemaAt(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) *apiextensionsv1.JSONSchemaProps {
 	for _, pe := range p {
 		if s = child(s, pe); s == nil {
 			return nil
 		}
 	}
-	return s.XListMapKeys
+	return s
 }
 
 // expandItems lists the items of the list at p in obj, keyed by keys, with

@@ -402,3 +402,35 @@ func TestCheckPlanWholeList(t *testing.T) {
 		t.Errorf("a type the list does not hold: %v, want ErrPlanMismatch", err)
 	}
 }
+
+// A condition moved across versions leaves the legacy entry owning the
+// conditions list with nothing below it, in a version where the list is a
+// map list: an empty container, not a whole list. A second run finds
+// nothing to move and the audit nothing to propose; without the CRD's
+// schemas (the control) the leftover reads as a whole list holding every
+// condition.
+func TestMoveAcrossVersionsConverges(t *testing.T) {
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	obj := machine([]string{"A", "B"},
+		entryIn("v1beta1", "legacy", ownershiptest.Update, "status",
+			`{"f:status":{".":{},"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`),
+		entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB))
+	p := Plan{Conditions: map[string]string{"A": "wb"}, Versions: versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})}
+	mfs, changed, err := p.Rewrite(obj, migrateNow)
+	if err != nil || !changed {
+		t.Fatalf("first run: changed %t, error %v", changed, err)
+	}
+	obj.SetManagedFields(mfs)
+	if o := ownedBy(t, mfs); o["wb (Apply, status)"] != "A,B" || !strings.HasPrefix(o["legacy (Update, status)"], " ") {
+		t.Fatalf("after the first run %v, want wb owning A and B, legacy no condition", o)
+	}
+	if again, changed, err := p.Rewrite(obj, migrateNow); err != nil || changed {
+		t.Errorf("second run: changed %t, error %v, entries %+v; want nothing to move", changed, err, again)
+	}
+	if r := auditOf(t, crd, obj); r.HasFindings() || len(r.Verdict.Flags) > 0 {
+		t.Errorf("audit after the move: verdict %+v, want no findings", r.Verdict)
+	}
+	if r := auditOf(t, nil, obj); !r.HasFindings() {
+		t.Errorf("control: without the CRD the leftover should read as a whole list held by legacy; verdict %+v", r.Verdict)
+	}
+}
