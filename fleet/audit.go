@@ -548,7 +548,7 @@ func (a *auditor) add(obj metav1.Object) {
 	hasFirst := false
 	content := contentOf(obj)
 	if a.versions != nil {
-		a.addStale(ref, a.versions.StaleEntries(o, content))
+		a.addStale(ref, o, content)
 	}
 	for _, e := range o.Entries {
 		k := managerKey{e.Manager, string(e.Operation), e.Subresource, e.APIVersion}
@@ -582,7 +582,7 @@ func (a *auditor) add(obj metav1.Object) {
 		}
 		a.seenConditions.Insert(types...)
 		a.seenFields.Insert(fields...)
-		if o.OwnsWholeConditionsList(e) {
+		if o.OwnsWholeConditionsList(e) && !a.versions.mapList(ownership.ConditionsPath(), e.APIVersion) {
 			t.wholeList++
 			// An atomic list owned whole holds every condition in it: what
 			// a migration hands over per type (Versions.Translate expands
@@ -913,9 +913,10 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 // have left no entry on any object, which migrate would otherwise take for
 // a misspelled destination (and refuse under --exit-code).
 func newDestinationFlags(p Plan, declared map[string][]string) []string {
+	dests := sets.New(slices.Collect(maps.Values(p.Conditions))...).Insert(slices.Collect(maps.Values(p.Managers))...)
 	var out []string
 	for _, w := range slices.Sorted(maps.Keys(declared)) {
-		if slices.Contains(slices.Collect(maps.Values(p.Conditions)), w) || slices.Contains(slices.Collect(maps.Values(p.Managers)), w) {
+		if dests.Has(w) {
 			out = append(out, "--new-destination", w)
 		}
 	}
@@ -1031,23 +1032,32 @@ func IsKubernetesComponent(manager string) bool {
 	return false
 }
 
-// addStale tallies the stale entries of one object.
-func (a *auditor) addStale(ref ownership.ObjectRef, stale []StaleEntry) {
+// addStale tallies the entries of one object recorded in versions the CRD
+// does not serve, and whether their fields translate to the storage
+// version (content is the object's content).
+func (a *auditor) addStale(ref ownership.ObjectRef, o *ownership.Ownership, content map[string]any) {
 	counted := map[string]bool{}
 	untranslatable := map[string]bool{}
-	for _, se := range stale {
-		v := se.Entry.APIVersion
+	for _, e := range o.Entries {
+		v := e.APIVersion
+		reason := a.versions.staleness(v)
+		if reason == "" {
+			continue
+		}
 		t := a.stale[v]
 		if t == nil {
-			t = &staleTally{reason: se.Reason, managers: sets.New[string](), objects: ObjectGroup{Examples: []string{}}}
+			t = &staleTally{reason: reason, managers: sets.New[string](), objects: ObjectGroup{Examples: []string{}}}
 			a.stale[v] = t
 		}
-		t.managers.Insert(se.Entry.Manager)
+		t.managers.Insert(e.Manager)
 		if !counted[v] {
 			counted[v] = true
 			a.note(&t.objects, ref)
 		}
-		if !se.Untranslatable.Empty() && !untranslatable[v] {
+		if untranslatable[v] {
+			continue
+		}
+		if _, untr := a.versions.Translate(e.Fields, v, a.versions.storageAPIVersion(), content); !untr.Empty() {
 			untranslatable[v] = true
 			t.untranslatable++
 		}
@@ -1064,10 +1074,10 @@ func (a *auditor) staleVerdict(v *AuditVerdict, r *AuditReport) bool {
 		return false
 	}
 	ok := true
-	storage := a.versions.StorageAPIVersion()
+	storage := a.versions.storageAPIVersion()
 	for _, sv := range r.StaleVersions {
 		what := fmt.Sprintf("%s hold entries of %s recorded in %s, which %s does not serve", countOf(sv.Objects),
-			strings.Join(sv.Managers, ", "), sv.APIVersion, a.versions.CRD())
+			strings.Join(sv.Managers, ", "), sv.APIVersion, a.versions.crd)
 		if sv.Reason == StaleRemoved {
 			what += fmt.Sprintf(" any more: every server-side apply to them fails with %q", ApplyError)
 		} else {
@@ -1098,8 +1108,8 @@ func (a *auditor) crossVersions(item, key string, path fieldpath.Path, to string
 		return ""
 	}
 	for _, from := range sets.List(a.legacyVersions[key]) {
-		if a.versions != nil && a.versions.Staleness(from) != "" {
-			from = a.versions.StorageAPIVersion()
+		if a.versions != nil && a.versions.staleness(from) != "" {
+			from = a.versions.storageAPIVersion()
 		}
 		for _, b := range sets.List(dest) {
 			switch {
@@ -1111,7 +1121,7 @@ func (a *auditor) crossVersions(item, key string, path fieldpath.Path, to string
 				}
 				return fmt.Sprintf("%s: recorded in %s, while %s applies through %s; the CRD's versions are "+
 					"needed to translate it (%s)", item, from, to, b, why)
-			case a.versions.Translates(path, from, b) || len(path) > 2 && a.versions.expands(ownership.ConditionsPath(), from, b):
+			case a.versions.translates(path, from, b) || len(path) > 2 && a.versions.expands(ownership.ConditionsPath(), from, b):
 				note := fmt.Sprintf("%s: recorded in %s, handed to %s in %s, where it has the same paths", item, from, to, b)
 				if !slices.Contains(v.Notes, note) {
 					v.Notes = append(v.Notes, note)

@@ -282,7 +282,8 @@ func holdsOnly(holders map[string]bool, manager string) bool {
 }
 
 // statusConditionTypes lists the types in obj's .status.conditions, read
-// from its content; for objects without managedFields only.
+// from its content: what an object without managedFields, or an entry
+// owning an atomic list whole, holds.
 func statusConditionTypes(obj metav1.Object) []string {
 	return statusConditionTypesOf(contentOf(obj))
 }

@@ -438,6 +438,18 @@ func TestMigrateObjectsAsRead(t *testing.T) {
 		}
 		return w
 	}
+	// touchedSinceListed reads w, then changes it as a writer racing the
+	// migration would: the copy returned is stale.
+	touchedSinceListed := func(t *testing.T, c client.Client) *v1alpha1.Widget {
+		t.Helper()
+		listed := read(t, c)
+		moved := listed.DeepCopy()
+		moved.Labels = map[string]string{"touched": "yes"}
+		if err := c.Update(context.Background(), moved); err != nil {
+			t.Fatal(err)
+		}
+		return listed
+	}
 
 	t.Run("a dry run sends nothing", func(t *testing.T) {
 		c, rec := fakeClient(t, interceptor.Funcs{}, legacyWidget("w"))
@@ -468,12 +480,7 @@ func TestMigrateObjectsAsRead(t *testing.T) {
 
 	t.Run("an object that changed since it was listed is refused, read and rewritten", func(t *testing.T) {
 		c, rec := fakeClient(t, interceptor.Funcs{}, legacyWidget("w"))
-		listed := read(t, c)
-		moved := listed.DeepCopy()
-		moved.Labels = map[string]string{"touched": "yes"}
-		if err := c.Update(context.Background(), moved); err != nil {
-			t.Fatal(err)
-		}
+		listed := touchedSinceListed(t, c)
 		rec.gets = 0
 		res, err := newMigrator(t, c, toSummary, WithObjectsAsRead(), WithDryRun(false)).Migrate(context.Background(), listed)
 		if err != nil || res.Attempts != 2 || rec.gets != 1 || len(rec.patches) != 2 {
@@ -489,17 +496,28 @@ func TestMigrateObjectsAsRead(t *testing.T) {
 
 	t.Run("the control: without the guard the stale object would have been written", func(t *testing.T) {
 		c, _ := fakeClient(t, interceptor.Funcs{}, legacyWidget("w"))
-		listed := read(t, c)
-		moved := listed.DeepCopy()
-		moved.Labels = map[string]string{"touched": "yes"}
-		if err := c.Update(context.Background(), moved); err != nil {
-			t.Fatal(err)
-		}
+		listed := touchedSinceListed(t, c)
 		stale := listed.DeepCopy()
 		err := c.Patch(context.Background(), stale, client.RawPatch(types.JSONPatchType,
 			[]byte(`[{"op":"replace","path":"/metadata/resourceVersion","value":"`+listed.ResourceVersion+`"}]`)))
 		if !apierrors.IsConflict(err) {
 			t.Fatalf("a patch carrying the listed resourceVersion = %v, want a 409: the fake client does not check it, and the test above proves nothing", err)
+		}
+		// The same stale managedFields written without the guard land,
+		// and drop the concurrent writer's entry.
+		if n := len(read(t, c).ManagedFields); n <= len(listed.ManagedFields) {
+			t.Fatalf("%d entries after the concurrent write, %d listed: want one more, or the control proves nothing", n, len(listed.ManagedFields))
+		}
+		mfs, err := json.Marshal(listed.ManagedFields)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Patch(context.Background(), listed.DeepCopy(), client.RawPatch(types.JSONPatchType,
+			[]byte(`[{"op":"replace","path":"/metadata/managedFields","value":`+string(mfs)+`}]`))); err != nil {
+			t.Fatalf("an unguarded patch of the listed managedFields = %v, want it written", err)
+		}
+		if got := read(t, c); len(got.ManagedFields) != len(listed.ManagedFields) {
+			t.Errorf("stored %d entries after the unguarded write, want the %d listed", len(got.ManagedFields), len(listed.ManagedFields))
 		}
 	})
 

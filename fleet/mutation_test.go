@@ -253,10 +253,7 @@ func TestReleaseSharedOrder(t *testing.T) {
 
 // Entries a version rewrite merges keep the latest time of the two.
 func TestRewriteStaleVersionsMergesTimes(t *testing.T) {
-	v, err := VersionsOf(versionedCRD([2]string{"v1", "map"})) // v1beta1 was removed
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := versionsOf(t, [2]string{"v1", "map"}) // v1beta1 was removed
 	early, late := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	noTime := func(e metav1.ManagedFieldsEntry) metav1.ManagedFieldsEntry { e.Time = nil; return e }
 	for _, tc := range []struct {

@@ -1,14 +1,12 @@
 package fleet
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -20,12 +18,12 @@ func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]a
 	if err != nil {
 		return nil, err
 	}
-	storage := p.Versions.StorageAPIVersion()
+	storage := p.Versions.storageAPIVersion()
 	var refused []string
 	stale := false
 	for i := range ds {
 		e := &ds[i].entry
-		if p.Versions.Staleness(e.APIVersion) == "" {
+		if p.Versions.staleness(e.APIVersion) == "" {
 			continue
 		}
 		stale = true
@@ -81,10 +79,15 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		if !e.Legacy() {
 			continue
 		}
-		dests := p.destinationsOf(*e, condTypes)
-		_, whole := p.Managers[e.Manager]
-		if dests.Len() == 0 || !whole && !owned(e.Fields, ownership.ConditionsPath()) &&
-			(p.Versions == nil || p.Versions.Staleness(e.APIVersion) == "") {
+		// An entry owning the list with nothing below it owns it whole,
+		// unless its version's schema makes the list a map list (what a
+		// move of its last condition leaves).
+		wholeList := ownership.OwnedWhole(e.Fields, ownership.ConditionsPath()) &&
+			!p.Versions.mapList(ownership.ConditionsPath(), e.APIVersion)
+		dests := p.destinationsOf(*e, wholeList, condTypes)
+		_, handed := p.Managers[e.Manager]
+		if dests.Len() == 0 || !handed && !wholeList &&
+			(p.Versions == nil || p.Versions.staleness(e.APIVersion) == "") {
 			// Conditions moving out of a map list of a served version are
 			// translated as they move (mergeIntoApply); the rest of the
 			// entry stays in the version its writer writes through.
@@ -105,12 +108,12 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			continue
 		case targets.Len() == 1:
 			target = sets.List(targets)[0]
-		case p.Versions != nil && (p.Versions.Staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
-			p.atomicBecomesMapList(*e)):
+		case p.Versions != nil && (p.Versions.staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
+			wholeList && p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.storageAPIVersion())):
 			// No destination applies yet: the storage version is where a
 			// new writer applies, and the one place a stale entry, entries
 			// of several versions, or an atomic list can all go.
-			target = p.Versions.StorageAPIVersion()
+			target = p.Versions.storageAPIVersion()
 		}
 		if target == e.APIVersion {
 			continue
@@ -146,30 +149,19 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 }
 
 // destinationsOf returns the managers the plan hands some of e's fields to.
-// An entry owning an atomic conditions list whole holds every condition
-// type the object has.
-func (p Plan) destinationsOf(e ownership.Entry, condTypes sets.Set[string]) sets.Set[string] {
+// An entry owning an atomic conditions list whole (wholeList) holds every
+// condition type the object has.
+func (p Plan) destinationsOf(e ownership.Entry, wholeList bool, condTypes sets.Set[string]) sets.Set[string] {
 	out := sets.New[string]()
 	if to, ok := p.Managers[e.Manager]; ok && !e.StatusFields().Empty() {
 		out.Insert(to)
 	}
-	whole := owned(e.Fields, ownership.ConditionsPath())
 	for t, to := range p.Conditions {
-		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || whole && condTypes.Has(t) {
+		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || wholeList && condTypes.Has(t) {
 			out.Insert(to)
 		}
 	}
 	return out
-}
-
-// atomicBecomesMapList reports whether e owns the conditions list whole in
-// a version where it is atomic while the storage version makes it a map
-// list.
-func (p Plan) atomicBecomesMapList(e ownership.Entry) bool {
-	if !owned(e.Fields, ownership.ConditionsPath()) {
-		return false
-	}
-	return p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.StorageAPIVersion())
 }
 
 // mergeDuplicates unions entries that name the same manager, operation,
@@ -207,37 +199,5 @@ func statusConditionTypesOf(content map[string]any) []string {
 			}
 		}
 	}
-	return out
-}
-
-// StaleEntry is a managedFields entry recorded in an API version the CRD
-// does not serve.
-type StaleEntry struct {
-	// Entry is the entry as recorded.
-	Entry ownership.Entry
-	// Reason is StaleRemoved or StaleNotServed.
-	Reason string
-	// Untranslatable are its fields that do not translate to the storage
-	// version (Versions.Translate); empty when all do.
-	Untranslatable *fieldpath.Set
-}
-
-// StaleEntries lists o's entries recorded in versions v does not serve,
-// with what of each does not translate to the storage version; content is
-// the object's content. Sorted by manager, operation, subresource.
-func (v *Versions) StaleEntries(o *ownership.Ownership, content map[string]any) []StaleEntry {
-	var out []StaleEntry
-	for _, e := range o.Entries {
-		reason := v.Staleness(e.APIVersion)
-		if reason == "" {
-			continue
-		}
-		_, untr := v.Translate(e.Fields, e.APIVersion, v.StorageAPIVersion(), content)
-		out = append(out, StaleEntry{Entry: e, Reason: reason, Untranslatable: untr})
-	}
-	slices.SortStableFunc(out, func(a, b StaleEntry) int {
-		return cmp.Or(cmp.Compare(a.Entry.Manager, b.Entry.Manager), cmp.Compare(a.Entry.Operation, b.Entry.Operation),
-			cmp.Compare(a.Entry.Subresource, b.Entry.Subresource))
-	})
 	return out
 }

@@ -2,13 +2,14 @@ package fleet
 
 import (
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Versions is what a CustomResourceDefinition says about its versions, for
@@ -29,9 +30,10 @@ type Versions struct {
 	crd     string
 	group   string
 	storage string
-	// served and known are the versions the CRD serves, and all it lists.
-	served, known []string
-	schemas       map[string]*apiextensionsv1.JSONSchemaProps
+	served  []string
+	// schemas holds every version the CRD lists; versions with identical
+	// schemas share one pointer, so that Translate compares pointers.
+	schemas map[string]*apiextensionsv1.JSONSchemaProps
 	// sameValues says objects read in two versions hold the same fields:
 	// conversion None (only apiVersion changes).
 	sameValues bool
@@ -49,7 +51,6 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 	v.sameValues = crd.Spec.Conversion == nil || crd.Spec.Conversion.Strategy == "" ||
 		crd.Spec.Conversion.Strategy == apiextensionsv1.NoneConverter
 	for _, ver := range crd.Spec.Versions {
-		v.known = append(v.known, ver.Name)
 		if ver.Served {
 			v.served = append(v.served, ver.Name)
 		}
@@ -59,7 +60,14 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 		if ver.Schema == nil || ver.Schema.OpenAPIV3Schema == nil {
 			return nil, fmt.Errorf("CustomResourceDefinition %s: version %s has no schema", crd.Name, ver.Name)
 		}
-		v.schemas[ver.Name] = ver.Schema.OpenAPIV3Schema
+		s := ver.Schema.OpenAPIV3Schema
+		for _, earlier := range v.schemas {
+			if reflect.DeepEqual(earlier, s) {
+				s = earlier
+				break
+			}
+		}
+		v.schemas[ver.Name] = s
 	}
 	if v.storage == "" {
 		return nil, fmt.Errorf("CustomResourceDefinition %s: no storage version", crd.Name)
@@ -67,12 +75,9 @@ func VersionsOf(crd *apiextensionsv1.CustomResourceDefinition) (*Versions, error
 	return v, nil
 }
 
-// CRD is the CustomResourceDefinition's name.
-func (v *Versions) CRD() string { return v.crd }
-
-// StorageAPIVersion is the storage version as managedFields spell it:
+// storageAPIVersion is the storage version as managedFields spell it:
 // group/version.
-func (v *Versions) StorageAPIVersion() string { return v.group + "/" + v.storage }
+func (v *Versions) storageAPIVersion() string { return v.group + "/" + v.storage }
 
 // version returns the version of apiVersion (group/version) when the group
 // is the CRD's, else "".
@@ -84,14 +89,14 @@ func (v *Versions) version(apiVersion string) string {
 	return version
 }
 
-// Staleness says why an API version is stale, or "" when the CRD serves
+// staleness says why an API version is stale, or "" when the CRD serves
 // it: "removed" when the CRD no longer lists it (every server-side apply to
 // an object with an entry in it fails), "not served" when it lists it
 // without serving it (applies still work; they fail once it is removed).
-func (v *Versions) Staleness(apiVersion string) string {
+func (v *Versions) staleness(apiVersion string) string {
 	ver := v.version(apiVersion)
 	switch {
-	case ver == "" || !slices.Contains(v.known, ver):
+	case v.schemas[ver] == nil:
 		return StaleRemoved
 	case !slices.Contains(v.served, ver):
 		return StaleNotServed
@@ -99,7 +104,7 @@ func (v *Versions) Staleness(apiVersion string) string {
 	return ""
 }
 
-// The reasons Staleness gives.
+// The reasons an API version is stale (StaleVersionAudit.Reason).
 const (
 	StaleRemoved   = "removed"
 	StaleNotServed = "not served"
@@ -137,23 +142,17 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 	switch {
 	case ts == nil:
 		return translated, set
-	case fs != nil && reflect.DeepEqual(fs, ts):
+	case fs == ts: // identical schemas (VersionsOf shares their pointer)
 		return set, untranslatable
 	case !v.sameValues:
 		return translated, set
 	}
 	set.Iterate(func(p fieldpath.Path) {
-		var sh shape
-		if fs == nil {
-			sh = shapeIn(ts, p)
-		} else {
-			sh = shapeAlong(fs, ts, p)
-		}
-		switch sh {
+		switch shapeOf(fs, ts, p) {
 		case sameShape:
 			translated.Insert(p)
 		case atomicToMapList:
-			if !owned(set, p) {
+			if !ownership.OwnedWhole(set, p) {
 				translated.Insert(p)
 				return
 			}
@@ -171,11 +170,11 @@ func (v *Versions) Translate(set *fieldpath.Set, from, to string, obj map[string
 	return translated, untranslatable
 }
 
-// Translates reports whether path p, recorded in API version from, means
+// translates reports whether path p, recorded in API version from, means
 // the same field in to, ahead of any object: as Translate says, with an
 // atomic list that is a map list in to counting as translatable (Translate
 // expands it into the object's items).
-func (v *Versions) Translates(p fieldpath.Path, from, to string) bool {
+func (v *Versions) translates(p fieldpath.Path, from, to string) bool {
 	tr, untr := v.Translate(fieldpath.NewSet(p), from, to, map[string]any{})
 	return untr.Empty() && !tr.Empty()
 }
@@ -183,23 +182,28 @@ func (v *Versions) Translates(p fieldpath.Path, from, to string) bool {
 // expands reports whether the list at p is atomic in from and a map list
 // in to, so that Translate expands a whole-list owner into its items.
 func (v *Versions) expands(p fieldpath.Path, from, to string) bool {
-	fs, ts := v.schemas[v.version(from)], v.schemas[v.version(to)]
+	ts := v.schemas[v.version(to)]
+	return ts != nil && v.sameValues && shapeOf(v.schemas[v.version(from)], ts, p) == atomicToMapList
+}
+
+// shapeOf compares p between the schemas from and to; from nil is a
+// version whose schema is gone (shapeIn).
+func shapeOf(from, to *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
 	switch {
-	case ts == nil || !v.sameValues:
-		return false
-	case fs == nil:
-		return shapeIn(ts, p) == atomicToMapList
+	case len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata":
+		// The API server types every custom resource's metadata as
+		// ObjectMeta, whatever the CRD's schema says.
+		return sameShape
+	case from == nil:
+		return shapeIn(to, p)
 	}
-	return shapeAlong(fs, ts, p) == atomicToMapList
+	return shapeAlong(from, to, p)
 }
 
 // shapeIn judges p of a version whose schema is gone against s: the same
 // shape when s has it, an atomic list become a map list when p ends at a
 // map list (an entry owning it with nothing below owned it whole).
 func shapeIn(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
-	if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata" {
-		return sameShape
-	}
 	for _, pe := range p {
 		c := child(s, pe)
 		if c == nil {
@@ -216,25 +220,6 @@ func shapeIn(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
 	return sameShape
 }
 
-// owned reports whether p is a member of s with nothing below it: a value
-// owned whole.
-func owned(s *fieldpath.Set, p fieldpath.Path) bool {
-	return s.Has(p) && !ownsBelowPath(s, p)
-}
-
-// ownsBelowPath reports whether s has a member strictly below p.
-func ownsBelowPath(s *fieldpath.Set, p fieldpath.Path) bool {
-	cur := s
-	for _, pe := range p {
-		child, ok := cur.Children.Get(pe)
-		if !ok {
-			return false
-		}
-		cur = child
-	}
-	return !cur.Empty()
-}
-
 // shape is how a path's schema compares between two versions.
 type shape int
 
@@ -248,11 +233,6 @@ const (
 
 // shapeAlong walks p through both schemas and compares the nodes it visits.
 func shapeAlong(from, to *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) shape {
-	if len(p) > 0 && p[0].FieldName != nil && *p[0].FieldName == "metadata" {
-		// The API server types every custom resource's metadata as
-		// ObjectMeta, whatever the CRD's schema says.
-		return sameShape
-	}
 	f, t := from, to
 	for i, pe := range p {
 		fc, tc := child(f, pe), child(t, pe)
@@ -325,12 +305,36 @@ func nodeKind(s *apiextensionsv1.JSONSchemaProps) string {
 
 // mapKeys returns the list-map keys of the list at p in s.
 func mapKeys(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) []string {
+	if s = schemaAt(s, p); s == nil {
+		return nil
+	}
+	return s.XListMapKeys
+}
+
+// mapList reports whether the schema of apiVersion makes the list at p a
+// map list, where an entry owning the list with nothing below it owns an
+// empty container, not the whole list. False for v nil or a version whose
+// schema is gone: nothing says the list is not atomic there.
+func (v *Versions) mapList(p fieldpath.Path, apiVersion string) bool {
+	if v == nil {
+		return false
+	}
+	s := v.schemas[v.version(apiVersion)]
+	if s != nil {
+		s = schemaAt(s, p)
+	}
+	return s != nil && strings.HasPrefix(nodeKind(s), "array/map")
+}
+
+// schemaAt is the schema of the node at p below s; nil when s does not
+// have it.
+func schemaAt(s *apiextensionsv1.JSONSchemaProps, p fieldpath.Path) *apiextensionsv1.JSONSchemaProps {
 	for _, pe := range p {
 		if s = child(s, pe); s == nil {
 			return nil
 		}
 	}
-	return s.XListMapKeys
+	return s
 }
 
 // expandItems lists the items of the list at p in obj, keyed by keys, with
@@ -381,10 +385,10 @@ func expandItems(obj map[string]any, p fieldpath.Path, keys []string) (*fieldpat
 // addFields inserts a path for every field of m below at, descending into
 // nested objects; lists and scalars are owned whole.
 func addFields(s *fieldpath.Set, at fieldpath.Path, m map[string]any) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
+	for k, val := range m {
 		p := append(at.Copy(), fieldpath.PathElement{FieldName: &k})
 		s.Insert(p)
-		if child, ok := m[k].(map[string]any); ok {
+		if child, ok := val.(map[string]any); ok {
 			addFields(s, p, child)
 		}
 	}

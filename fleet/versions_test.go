@@ -60,6 +60,16 @@ func versionedCRD(versions ...[2]string) *apiextensionsv1.CustomResourceDefiniti
 	return crd
 }
 
+// versionsOf is VersionsOf(versionedCRD(versions...)).
+func versionsOf(t *testing.T, versions ...[2]string) *Versions {
+	t.Helper()
+	v, err := VersionsOf(versionedCRD(versions...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 // entryIn is ownershiptest.Entry recorded in example.com/version.
 func entryIn(version, manager string, op metav1.ManagedFieldsOperationType, subresource, fields string) metav1.ManagedFieldsEntry {
 	e := ownershiptest.Entry(manager, op, subresource, fields)
@@ -95,14 +105,8 @@ const (
 )
 
 func TestTranslate(t *testing.T) {
-	atomicThenMap, err := VersionsOf(versionedCRD([2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	same, err := VersionsOf(versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	atomicThenMap := versionsOf(t, [2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"})
+	same := versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
 	obj := machine([]string{"NetworkReady", "Ready"}).Object
 	decode := func(fields string) ownership.Entry {
 		e, err := ownership.DecodeEntry(ownershiptest.Entry("m", ownershiptest.Apply, "status", fields))
@@ -133,12 +137,17 @@ func TestTranslate(t *testing.T) {
 		{name: "a removed version: a field the storage schema lacks", versions: same,
 			fields: `{"f:status":{"f:gone":{},"f:phase":{}}}`,
 			from:   "example.com/v1alpha1", to: "example.com/v1", wantUntranslated: ".status.gone"},
+		{name: "metadata is ObjectMeta whatever the schemas say", versions: atomicThenMap,
+			fields: `{"f:metadata":{"f:labels":{"f:x":{}}}}`, from: "example.com/v1beta1", to: "example.com/v1beta2"},
+		{name: "metadata of a removed version", versions: same,
+			fields: `{"f:metadata":{"f:labels":{"f:x":{}}}}`, from: "example.com/v1alpha1", to: "example.com/v1"},
 		{name: "to a version the CRD does not list", versions: same, fields: ownershiptest.LegacyAB,
 			from: "example.com/v1", to: "example.com/v2", wantUntranslated: "conditions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, untr := tt.versions.Translate(decode(tt.fields).Fields, tt.from, tt.to, tt.obj)
+			set := decode(tt.fields).Fields
+			tr, untr := tt.versions.Translate(set, tt.from, tt.to, tt.obj)
 			if tt.wantUntranslated != "" {
 				if !strings.Contains(untr.String(), tt.wantUntranslated) {
 					t.Fatalf("untranslatable %s, want it to hold %s", untr, tt.wantUntranslated)
@@ -152,19 +161,36 @@ func TestTranslate(t *testing.T) {
 			if types := got.ConditionTypes(); !slices.Equal(types, tt.wantTypes) {
 				t.Errorf("condition types %v, want %v (fields %s)", types, tt.wantTypes, tr)
 			}
+			if tt.wantTypes == nil && !tr.Equals(set) {
+				t.Errorf("translated %s, want %s as it is", tr, set)
+			}
 		})
 	}
 }
 
+func TestStaleness(t *testing.T) {
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	crd.Spec.Versions[0].Served = false
+	v, err := VersionsOf(crd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for apiVersion, want := range map[string]string{
+		"example.com/v1":       "",
+		"example.com/v1beta1":  StaleNotServed,
+		"example.com/v1alpha1": StaleRemoved,
+		"other.com/v1":         StaleRemoved,
+		"v1":                   StaleRemoved,
+	} {
+		if got := v.staleness(apiVersion); got != want {
+			t.Errorf("staleness(%s) = %q, want %q", apiVersion, got, want)
+		}
+	}
+}
+
 func TestRewriteAcrossVersions(t *testing.T) {
-	atomicThenMap, err := VersionsOf(versionedCRD([2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	same, err := VersionsOf(versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	atomicThenMap := versionsOf(t, [2]string{"v1beta1", ""}, [2]string{"v1beta2", "map"})
+	same := versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
 	// The legacy writer holds A and B through v1beta1; "wb" applies B
 	// through v1.
 	identical := machine([]string{"A", "B"},
@@ -236,10 +262,7 @@ func TestRewriteAcrossVersions(t *testing.T) {
 }
 
 func TestRewriteStaleVersions(t *testing.T) {
-	v, err := VersionsOf(versionedCRD([2]string{"v1", "map"})) // v1beta1 was removed
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := versionsOf(t, [2]string{"v1", "map"}) // v1beta1 was removed
 	obj := machine([]string{"A", "B"},
 		entryIn("v1beta1", "legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB),
 		entryIn("v1beta1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB),
@@ -377,5 +400,37 @@ func TestCheckPlanWholeList(t *testing.T) {
 	}
 	if err := CheckPlan(Plan{Conditions: map[string]string{"Healthy": "readiness"}}, objs); !errors.Is(err, ErrPlanMismatch) {
 		t.Errorf("a type the list does not hold: %v, want ErrPlanMismatch", err)
+	}
+}
+
+// A condition moved across versions leaves the legacy entry owning the
+// conditions list with nothing below it, in a version where the list is a
+// map list: an empty container, not a whole list. A second run finds
+// nothing to move and the audit nothing to propose; without the CRD's
+// schemas (the control) the leftover reads as a whole list holding every
+// condition.
+func TestMoveAcrossVersionsConverges(t *testing.T) {
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	obj := machine([]string{"A", "B"},
+		entryIn("v1beta1", "legacy", ownershiptest.Update, "status",
+			`{"f:status":{".":{},"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`),
+		entryIn("v1", "wb", ownershiptest.Apply, "status", ownershiptest.ApplyB))
+	p := Plan{Conditions: map[string]string{"A": "wb"}, Versions: versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})}
+	mfs, changed, err := p.Rewrite(obj, migrateNow)
+	if err != nil || !changed {
+		t.Fatalf("first run: changed %t, error %v", changed, err)
+	}
+	obj.SetManagedFields(mfs)
+	if o := ownedBy(t, mfs); o["wb (Apply, status)"] != "A,B" || !strings.HasPrefix(o["legacy (Update, status)"], " ") {
+		t.Fatalf("after the first run %v, want wb owning A and B, legacy no condition", o)
+	}
+	if again, changed, err := p.Rewrite(obj, migrateNow); err != nil || changed {
+		t.Errorf("second run: changed %t, error %v, entries %+v; want nothing to move", changed, err, again)
+	}
+	if r := auditOf(t, crd, obj); r.HasFindings() || len(r.Verdict.Flags) > 0 {
+		t.Errorf("audit after the move: verdict %+v, want no findings", r.Verdict)
+	}
+	if r := auditOf(t, nil, obj); !r.HasFindings() {
+		t.Errorf("control: without the CRD the leftover should read as a whole list held by legacy; verdict %+v", r.Verdict)
 	}
 }

@@ -330,12 +330,7 @@ func sortedUnique(s []string) []string {
 // .status and .status.conditions as its own too; owning such a container
 // decides nothing.
 func (o *Ownership) IsContainer(p fieldpath.Path) bool {
-	for _, e := range o.Entries {
-		if ownsBelow(e.Fields, p) {
-			return true
-		}
-	}
-	return false
+	return o.isContainerIn(p, "")
 }
 
 // ownsBelow reports whether s has a member strictly below p, walking to p's
@@ -387,10 +382,11 @@ func (o *Ownership) OwnsWholeConditionsList(e Entry) bool {
 	return !o.isContainerIn(ConditionsPath(), e.APIVersion) && e.Owns(ConditionsPath())
 }
 
-// isContainerIn is IsContainer among the entries recorded in apiVersion.
+// isContainerIn is IsContainer among the entries recorded in apiVersion,
+// or among all entries for "".
 func (o *Ownership) isContainerIn(p fieldpath.Path, apiVersion string) bool {
 	for _, e := range o.Entries {
-		if e.APIVersion == apiVersion && ownsBelow(e.Fields, p) {
+		if (apiVersion == "" || e.APIVersion == apiVersion) && ownsBelow(e.Fields, p) {
 			return true
 		}
 	}

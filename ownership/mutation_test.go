@@ -154,17 +154,16 @@ func TestOwnershipQueries(t *testing.T) {
 		condType string
 		want     []string
 	}{
-		{"A", []string{"legacy"}},
-		{"B", []string{"legacy", "net"}},
+		{"A", []string{"legacy (Update, status)"}},
+		{"B", []string{"legacy (Update, status)", "net (Apply, status)"}},
 		{"Z", nil},
 	} {
 		var got []string
 		for _, e := range o.ConditionOwners(tc.condType) {
 			got = append(got, e.String())
 		}
-		want := map[string][]string{"A": {"legacy (Update, status)"}, "B": {"legacy (Update, status)", "net (Apply, status)"}}[tc.condType]
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("ConditionOwners(%s) = %v, want %v", tc.condType, got, want)
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("ConditionOwners(%s) = %v, want %v", tc.condType, got, tc.want)
 		}
 	}
 	if got, want := o.ConditionTypes(), map[string][]string{"legacy": {"A", "B"}, "net": {"B"}}; !reflect.DeepEqual(got, want) {
@@ -239,6 +238,32 @@ func TestIsContainer(t *testing.T) {
 	}
 	if ownsBelow(nil, StatusPath()) {
 		t.Error("ownsBelow(nil) = true")
+	}
+}
+
+// A value is owned whole when it is a member with nothing below it: an
+// atomic list, not a list whose items carry the ownership.
+func TestOwnedWhole(t *testing.T) {
+	atomic := decode(t, ownershiptest.Entry("m", ownershiptest.Update, "status", `{"f:status":{".":{},"f:conditions":{}}}`)).Fields
+	items := decode(t, ownershiptest.Entry("m", ownershiptest.Update, "status",
+		`{"f:status":{"f:conditions":{".":{},"k:{\"type\":\"A\"}":{".":{},"f:status":{}}}}}`)).Fields
+	for _, tc := range []struct {
+		name string
+		s    *fieldpath.Set
+		p    fieldpath.Path
+		want bool
+	}{
+		{"an atomic list", atomic, ConditionsPath(), true},
+		{"a container of its members", atomic, StatusPath(), false},
+		{"a map list whose items are owned", items, ConditionsPath(), false},
+		{"an item owned with its fields", items, ConditionPath("A"), false},
+		{"a scalar", items, append(ConditionPath("A"), fieldpath.PathElement{FieldName: ptr("status")}), true},
+		{"not a member", items, ConditionPath("B"), false},
+		{"no set", nil, ConditionsPath(), false},
+	} {
+		if got := OwnedWhole(tc.s, tc.p); got != tc.want {
+			t.Errorf("%s: OwnedWhole(%s) = %v, want %v", tc.name, tc.p, got, tc.want)
+		}
 	}
 }
 

@@ -54,6 +54,13 @@ func Subtree(s *fieldpath.Set, prefix fieldpath.Path) *fieldpath.Set {
 	return out
 }
 
+// OwnedWhole reports whether p is a member of s with no member below it: a
+// value owned as one (a scalar, or an atomic list or map), not a container
+// whose members carry the ownership.
+func OwnedWhole(s *fieldpath.Set, p fieldpath.Path) bool {
+	return s != nil && s.Has(p) && !ownsBelow(s, p)
+}
+
 // conditionTypes lists the condition types whose map-list entries appear in s
 // (as a member or with members below), in sorted order.
 func conditionTypes(s *fieldpath.Set) []string {
