@@ -130,8 +130,6 @@ func createWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	return key
 }
 
-// legacyWrite sets conditions and the phase the way the controllers being
-// migrated do: GET, change, JSON merge patch of /status.
 // createLegacyWidget creates a Widget in ns whose status only the legacy
 // merge-patch writer wrote: conditions A and B, and the phase.
 func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
@@ -140,6 +138,8 @@ func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	return key
 }
 
+// legacyWrite sets conditions and the phase the way the controllers being
+// migrated do: GET, change, JSON merge patch of /status.
 func legacyWrite(ctx context.Context, key client.ObjectKey, phase string, conds map[string]metav1.ConditionStatus) {
 	GinkgoHelper()
 	Expect(widgets.LegacyWrite(ctx, env.Client, key, legacyManager, phase, conds)).To(Succeed())
