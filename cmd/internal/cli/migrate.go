@@ -281,8 +281,8 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
 	parent := cmd.Context()
-	listed := metadataOf(objs)
-	needs, err := migrationNeeds(c.RESTMapper(), plan, listed)
+	given := migrationObjects(objs)
+	needs, err := migrationNeeds(c.RESTMapper(), plan, versions, given)
 	if err != nil {
 		return err
 	}
@@ -328,7 +328,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	if err != nil {
 		return err
 	}
-	report := fleet.MigrateAllConcurrently(ctx, m, migrationObjects(objs, listed), mf.concurrency)
+	report := fleet.MigrateAllConcurrently(ctx, m, given, mf.concurrency)
 	progress.clear()
 	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
 		return err
@@ -356,37 +356,30 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	return nil
 }
 
-// metadataOf returns the metadata of objs, managedFields included, as
-// typed objects: an unstructured object converts its managedFields on
-// every read of them, and a migration reads them several times per
-// object. The Migrator reads and writes them through the API server's
-// metadata interface, at the same paths.
-func metadataOf(objs []*unstructured.Unstructured) []*metav1.PartialObjectMetadata {
-	out := make([]*metav1.PartialObjectMetadata, len(objs))
+// errNothingWritten is wrapped by the refusal to start a migration.
+var errNothingWritten = errors.New("not migrating, nothing was written")
+
+// migrationObjects are objs as the Migrator is given them: each object's
+// metadata, managedFields included, as a typed object (an unstructured
+// object converts its managedFields on every read of them, and a migration
+// reads them several times per object), or the whole object where an entry
+// was recorded in another API version than the one it was listed in:
+// translating such an entry may need the object's content (an atomic list
+// owned whole through one version becomes the items it holds). The
+// Migrator reads and writes metadata through the API server's metadata
+// interface, at the same paths.
+func migrationObjects(objs []*unstructured.Unstructured) []client.Object {
+	out := make([]client.Object, len(objs))
 	for i, u := range objs {
-		out[i] = &metav1.PartialObjectMetadata{
+		m := &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(),
 				ResourceVersion: u.GetResourceVersion(), ManagedFields: u.GetManagedFields(),
 			},
 		}
-	}
-	return out
-}
-
-// errNothingWritten is wrapped by the refusal to start a migration.
-var errNothingWritten = errors.New("not migrating, nothing was written")
-
-// migrationObjects gives the Migrator each object's metadata, or the whole
-// object where an entry was recorded in another API version than the one it
-// was listed in: translating such an entry may need the object's content (an
-// atomic list owned whole through one version becomes the items it holds).
-func migrationObjects(objs []*unstructured.Unstructured, listed []*metav1.PartialObjectMetadata) []client.Object {
-	out := make([]client.Object, len(objs))
-	for i, u := range objs {
-		out[i] = listed[i]
-		for _, e := range listed[i].ManagedFields {
+		out[i] = m
+		for _, e := range m.ManagedFields {
 			if e.APIVersion != u.GetAPIVersion() {
 				out[i] = u
 				break
