@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -136,6 +137,17 @@ func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	key := createWidget(ctx, ns, name)
 	legacyWrite(ctx, key, "Running", widgets.CS("A", "True", "B", "True"))
 	return key
+}
+
+// createLegacyWidgets creates a namespace with n Widgets w00, w01, ... that
+// only the legacy writer wrote, and returns it.
+func createLegacyWidgets(ctx context.Context, n int) string {
+	GinkgoHelper()
+	ns := suite.Namespace(ctx, env)
+	for i := range n {
+		createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
+	}
+	return ns
 }
 
 // legacyWrite sets conditions and the phase the way the controllers being

@@ -21,18 +21,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/statusapply/statusapply/cmd/internal/cli"
-	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
-// legacyFleet creates a namespace with n Widgets w00, w01, ... that only the
-// legacy writer wrote, and returns it with a proxy that watches them.
+// legacyFleet is createLegacyWidgets with a proxy that watches them.
 func legacyFleet(ctx context.Context, n int) (string, *watchingProxy) {
 	GinkgoHelper()
-	ns := suite.Namespace(ctx, env)
-	for i := range n {
-		createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
-	}
+	ns := createLegacyWidgets(ctx, n)
 	return ns, newWatchingProxy(ns)
 }
 
