@@ -18,7 +18,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/statusapply/statusapply/cmd/internal/cli"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -209,12 +208,7 @@ var _ = Describe("migrate's permissions", func() {
 	userWith := func(ctx context.Context, ns string, status bool, verbs ...string) string {
 		GinkgoHelper()
 		name := "migrator-" + ns
-		user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: name}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
+		path := userKubeconfig(name)
 		rules := []rbacv1.PolicyRule{{APIGroups: []string{"demo.statusapply.io"}, Resources: []string{"widgets"}, Verbs: verbs}}
 		if status {
 			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"demo.statusapply.io"}, Resources: []string{"widgets/status"}, Verbs: []string{"patch"}})
