@@ -205,7 +205,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			versions, err := kindVersions(cmd.Context(), cluster, c, s.targets())
+			versions, err := kindVersions(cmd.Context(), c, s.targets())
 			if err != nil && plan.RewriteStaleVersions {
 				return withExitCode(exitUsage, fmt.Errorf("--stale-versions: %w", err))
 			}
@@ -429,8 +429,7 @@ func connectionLost(err error) bool {
 
 // kindVersions reads the CRD versions of each kind among objs. A kind whose
 // CRD cannot be read is left out, and named in the error.
-func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
-	objs []*unstructured.Unstructured) (map[schema.GroupKind]*fleet.Versions, error) {
+func kindVersions(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) (map[schema.GroupKind]*fleet.Versions, error) {
 	out := map[schema.GroupKind]*fleet.Versions{}
 	var errs []error
 	for _, obj := range objs {
@@ -444,7 +443,7 @@ func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
 			errs = append(errs, fmt.Errorf("%s: %w", gk, err))
 			continue
 		}
-		crd, unavailable := kindCRD(ctx, cluster, mapping)
+		crd, unavailable := kindCRD(ctx, c, mapping)
 		if crd == nil {
 			errs = append(errs, errors.New(unavailable))
 			continue
