@@ -181,14 +181,19 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			for _, line := range s.emptyLists() {
 				fmt.Fprintln(stderr, line)
 			}
+			// Each object's managedFields converted once, for the checks and
+			// the Migrator; the checks look at the objects read, not at the
+			// stubs of named objects that could not be.
+			given := migrationObjects(s.targets())
+			read := slices.DeleteFunc(slices.Clone(given), func(o client.Object) bool { return o.GetResourceVersion() == "" })
 			var checks []fleet.CheckOption
 			if mf.allowMissingSource {
 				checks = append(checks, fleet.AllowMissingSources())
 			}
-			if err := fleet.CheckPlan(plan, s.Objects, checks...); err != nil {
+			if err := fleet.CheckPlan(plan, read, checks...); err != nil {
 				return withExitCode(exitUsage, err)
 			}
-			if msg := newDestinationsMessage(plan, s.Objects, mf.newDestinations); msg != "" {
+			if msg := newDestinationsMessage(plan, read, mf.newDestinations); msg != "" {
 				if mf.exitCode {
 					return withExitCode(exitUsage, errors.New(msg+" (refused under --exit-code)"))
 				}
@@ -213,7 +218,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if !cmd.Flags().Changed("progress") {
 				mf.progress = progress.terminal && !s.Named
 			}
-			err = runMigration(cmd, c, plan, versions, s, mf, out, progress)
+			err = runMigration(cmd, c, plan, versions, s, given, mf, out, progress)
 			// After the summary line: the outcome stands, and these say what
 			// may undo it.
 			if errors.Is(err, errNothingWritten) {
@@ -263,7 +268,8 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	return cmd
 }
 
-// runMigration migrates the selected objects and prints the outcome.
+// runMigration migrates the selected objects, given as migrationObjects
+// returns them, and prints the outcome.
 //
 // Before anything is sent it asks the API server (SelfSubjectAccessReview)
 // whether the user may write what --apply writes: --apply refuses to start
@@ -276,12 +282,11 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 // the objects it did not finish as not attempted, not failed, and returns
 // one error that says how to resume.
 func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions map[schema.GroupKind]*fleet.Versions,
-	s *selection, mf migrateFlags,
+	s *selection, given []client.Object, mf migrateFlags,
 	out *outputFlags, progress *progressPrinter) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
 	parent := cmd.Context()
-	given := migrationObjects(objs)
 	needs, err := migrationNeeds(c.RESTMapper(), plan, versions, given)
 	if err != nil {
 		return err
@@ -498,7 +503,7 @@ func destinationFlags(plan fleet.Plan, manager string) []string {
 // newDestinationsMessage says which destinations of plan apply on none of
 // objs and were not named with --new-destination: a new field manager or a
 // misspelling, which would own fields nobody writes. "" when there are none.
-func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, declared []string) string {
+func newDestinationsMessage[T metav1.Object](plan fleet.Plan, objs []T, declared []string) string {
 	var parts []string
 	for _, to := range fleet.NewDestinations(plan, objs) {
 		if slices.Contains(declared, to) {
@@ -522,7 +527,7 @@ func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, 
 }
 
 // applyManagers lists, sorted, the managers that apply on some of objs.
-func applyManagers(objs []*unstructured.Unstructured) []string {
+func applyManagers[T metav1.Object](objs []T) []string {
 	seen := map[string]bool{}
 	for _, obj := range objs {
 		for _, mf := range obj.GetManagedFields() {
