@@ -200,7 +200,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 				fmt.Fprintln(stderr, "warning: "+msg)
 			}
 			now := time.Now()
-			active := activeLegacyWriters(plan, s.Objects, now, mf.window)
+			active := activeLegacyWriters(plan, read, now, mf.window)
 			if mf.apply && !mf.allowActive {
 				if err := activeSourcesError(active, mf.window, now); err != nil {
 					return withExitCode(exitUsage, err)
