@@ -150,7 +150,11 @@ func newAuditCommand(cluster *clusterAccess, now func() time.Time) *cobra.Comman
 			if err != nil {
 				return withExitCode(exitUsage, fmt.Errorf("%q: audit one resource type at a time: %w", args[0], err))
 			}
-			crd, unavailable := kindCRD(cmd.Context(), cluster, mapping)
+			c, err := cluster.client()
+			if err != nil {
+				return err
+			}
+			crd, unavailable := kindCRD(cmd.Context(), c, mapping)
 			report, err := fleet.Audit(visitObjects(r), fleet.AuditOptions{
 				Now: now(), Window: window, CRD: crd, SchemaUnavailable: unavailable, Writers: declared,
 			})
@@ -259,14 +263,10 @@ func visitObjects(r *resource.Result) iter.Seq2[metav1.Object, error] {
 
 // kindCRD reads the CustomResourceDefinition of mapping's resource, or says
 // why there is none to check; it never fails the audit.
-func kindCRD(ctx context.Context, cluster *clusterAccess, mapping *meta.RESTMapping) (*apiextensionsv1.CustomResourceDefinition, string) {
+func kindCRD(ctx context.Context, c client.Client, mapping *meta.RESTMapping) (*apiextensionsv1.CustomResourceDefinition, string) {
 	gr := mapping.Resource.GroupResource()
 	if !strings.Contains(gr.Group, ".") {
 		return nil, fmt.Sprintf("%s is a built-in resource: it has no CustomResourceDefinition", gr)
-	}
-	c, err := cluster.client()
-	if err != nil {
-		return nil, err.Error()
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := c.Get(ctx, client.ObjectKey{Name: gr.String()}, crd); err != nil {

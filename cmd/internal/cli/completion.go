@@ -121,27 +121,13 @@ func resourceTypes(cluster *clusterAccess) []string {
 }
 
 // objectNames lists the names of the objects of kind in the flags'
-// namespace.
+// namespace (cluster-scoped kinds ignore it), listed as the commands list
+// them.
 func objectNames(cluster *clusterAccess, kind string) []string {
-	ns, err := cluster.namespace()
+	r, _, err := (&objectFlags{chunkSize: defaultChunkSize}).result(cluster, []string{kind})
 	if err != nil {
 		return nil
 	}
-	return objectNamesIn(cluster, kind, ns)
-}
-
-// objectNamesIn lists the names of the objects of kind in namespace ns
-// (cluster-scoped kinds ignore it).
-func objectNamesIn(cluster *clusterAccess, kind, ns string) []string {
-	b, err := cluster.builder()
-	if err != nil {
-		return nil
-	}
-	r := b.NamespaceParam(ns).DefaultNamespace().
-		ResourceTypeOrNameArgs(true, kind).
-		RequestChunksOf(defaultChunkSize).
-		ContinueOnError().
-		Do()
 	var names []string
 	_ = r.Visit(func(info *resource.Info, err error) error {
 		if err != nil {
@@ -172,7 +158,7 @@ func registerConnectionCompletions(root *cobra.Command, cluster *clusterAccess) 
 	}
 	completions := map[string]cobra.CompletionFunc{
 		"namespace": func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
-			return objectNamesIn(cluster, "namespaces", ""), cobra.ShellCompDirectiveNoFileComp
+			return objectNames(cluster, "namespaces"), cobra.ShellCompDirectiveNoFileComp
 		},
 		"context": fromKubeconfig(func(raw clientcmdapi.Config) []string { return slices.Collect(maps.Keys(raw.Contexts)) }),
 		"cluster": fromKubeconfig(func(raw clientcmdapi.Config) []string { return slices.Collect(maps.Keys(raw.Clusters)) }),

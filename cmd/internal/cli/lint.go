@@ -121,12 +121,12 @@ func newLintCommand(cluster *clusterAccess) *cobra.Command {
 					break
 				}
 			}
-			if readErr == nil && (fromCluster || len(files) == 0) {
-				if err := lintCluster(cmd.Context(), cluster, opts, &result); err != nil {
-					return err
-				}
-			}
 			if readErr == nil {
+				if fromCluster || len(files) == 0 {
+					if err := lintCluster(cmd.Context(), cluster, opts, &result); err != nil {
+						return err
+					}
+				}
 				if err := result.checkVersions(versions); err != nil {
 					return withExitCode(exitUsage, err)
 				}

@@ -181,21 +181,26 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			for _, line := range s.emptyLists() {
 				fmt.Fprintln(stderr, line)
 			}
+			// Each object's managedFields converted once, for the checks and
+			// the Migrator; the checks look at the objects read, not at the
+			// stubs of named objects that could not be.
+			given := migrationObjects(s.targets())
+			read := slices.DeleteFunc(slices.Clone(given), func(o client.Object) bool { return o.GetResourceVersion() == "" })
 			var checks []fleet.CheckOption
 			if mf.allowMissingSource {
 				checks = append(checks, fleet.AllowMissingSources())
 			}
-			if err := fleet.CheckPlan(plan, s.Objects, checks...); err != nil {
+			if err := fleet.CheckPlan(plan, read, checks...); err != nil {
 				return withExitCode(exitUsage, err)
 			}
-			if msg := newDestinationsMessage(plan, s.Objects, mf.newDestinations); msg != "" {
+			if msg := newDestinationsMessage(plan, read, mf.newDestinations); msg != "" {
 				if mf.exitCode {
 					return withExitCode(exitUsage, errors.New(msg+" (refused under --exit-code)"))
 				}
 				fmt.Fprintln(stderr, "warning: "+msg)
 			}
 			now := time.Now()
-			active := activeLegacyWriters(plan, s.Objects, now, mf.window)
+			active := activeLegacyWriters(plan, read, now, mf.window)
 			if mf.apply && !mf.allowActive {
 				if err := activeSourcesError(active, mf.window, now); err != nil {
 					return withExitCode(exitUsage, err)
@@ -205,7 +210,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			versions, err := kindVersions(cmd.Context(), cluster, c, s.targets())
+			versions, err := kindVersions(cmd.Context(), c, s.targets())
 			if err != nil && plan.RewriteStaleVersions {
 				return withExitCode(exitUsage, fmt.Errorf("--stale-versions: %w", err))
 			}
@@ -213,7 +218,7 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 			if !cmd.Flags().Changed("progress") {
 				mf.progress = progress.terminal && !s.Named
 			}
-			err = runMigration(cmd, c, plan, versions, s, mf, out, progress)
+			err = runMigration(cmd, c, plan, versions, s, given, mf, out, progress)
 			// After the summary line: the outcome stands, and these say what
 			// may undo it.
 			if errors.Is(err, errNothingWritten) {
@@ -263,7 +268,8 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 	return cmd
 }
 
-// runMigration migrates the selected objects and prints the outcome.
+// runMigration migrates the selected objects, given as migrationObjects
+// returns them, and prints the outcome.
 //
 // Before anything is sent it asks the API server (SelfSubjectAccessReview)
 // whether the user may write what --apply writes: --apply refuses to start
@@ -276,13 +282,12 @@ func newMigrateCommand(cluster *clusterAccess) *cobra.Command {
 // the objects it did not finish as not attempted, not failed, and returns
 // one error that says how to resume.
 func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions map[schema.GroupKind]*fleet.Versions,
-	s *selection, mf migrateFlags,
+	s *selection, given []client.Object, mf migrateFlags,
 	out *outputFlags, progress *progressPrinter) error {
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	objs := s.targets()
 	parent := cmd.Context()
-	listed := metadataOf(objs)
-	needs, err := migrationNeeds(c.RESTMapper(), plan, listed)
+	needs, err := migrationNeeds(c.RESTMapper(), plan, versions, given)
 	if err != nil {
 		return err
 	}
@@ -328,7 +333,7 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	if err != nil {
 		return err
 	}
-	report := fleet.MigrateAllConcurrently(ctx, m, migrationObjects(objs, listed), mf.concurrency)
+	report := fleet.MigrateAllConcurrently(ctx, m, given, mf.concurrency)
 	progress.clear()
 	if err := writeMigrateOutput(stdout, stderr, out, result, s.Named, s.allNamespaces); err != nil {
 		return err
@@ -356,37 +361,30 @@ func runMigration(cmd *cobra.Command, c client.Client, plan fleet.Plan, versions
 	return nil
 }
 
-// metadataOf returns the metadata of objs, managedFields included, as
-// typed objects: an unstructured object converts its managedFields on
-// every read of them, and a migration reads them several times per
-// object. The Migrator reads and writes them through the API server's
-// metadata interface, at the same paths.
-func metadataOf(objs []*unstructured.Unstructured) []*metav1.PartialObjectMetadata {
-	out := make([]*metav1.PartialObjectMetadata, len(objs))
+// errNothingWritten is wrapped by the refusal to start a migration.
+var errNothingWritten = errors.New("not migrating, nothing was written")
+
+// migrationObjects are objs as the Migrator is given them: each object's
+// metadata, managedFields included, as a typed object (an unstructured
+// object converts its managedFields on every read of them, and a migration
+// reads them several times per object), or the whole object where an entry
+// was recorded in another API version than the one it was listed in:
+// translating such an entry may need the object's content (an atomic list
+// owned whole through one version becomes the items it holds). The
+// Migrator reads and writes metadata through the API server's metadata
+// interface, at the same paths.
+func migrationObjects(objs []*unstructured.Unstructured) []client.Object {
+	out := make([]client.Object, len(objs))
 	for i, u := range objs {
-		out[i] = &metav1.PartialObjectMetadata{
+		m := &metav1.PartialObjectMetadata{
 			TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID(),
 				ResourceVersion: u.GetResourceVersion(), ManagedFields: u.GetManagedFields(),
 			},
 		}
-	}
-	return out
-}
-
-// errNothingWritten is wrapped by the refusal to start a migration.
-var errNothingWritten = errors.New("not migrating, nothing was written")
-
-// migrationObjects gives the Migrator each object's metadata, or the whole
-// object where an entry was recorded in another API version than the one it
-// was listed in: translating such an entry may need the object's content (an
-// atomic list owned whole through one version becomes the items it holds).
-func migrationObjects(objs []*unstructured.Unstructured, listed []*metav1.PartialObjectMetadata) []client.Object {
-	out := make([]client.Object, len(objs))
-	for i, u := range objs {
-		out[i] = listed[i]
-		for _, e := range listed[i].ManagedFields {
+		out[i] = m
+		for _, e := range m.ManagedFields {
 			if e.APIVersion != u.GetAPIVersion() {
 				out[i] = u
 				break
@@ -436,8 +434,7 @@ func connectionLost(err error) bool {
 
 // kindVersions reads the CRD versions of each kind among objs. A kind whose
 // CRD cannot be read is left out, and named in the error.
-func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
-	objs []*unstructured.Unstructured) (map[schema.GroupKind]*fleet.Versions, error) {
+func kindVersions(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) (map[schema.GroupKind]*fleet.Versions, error) {
 	out := map[schema.GroupKind]*fleet.Versions{}
 	var errs []error
 	for _, obj := range objs {
@@ -451,7 +448,7 @@ func kindVersions(ctx context.Context, cluster *clusterAccess, c client.Client,
 			errs = append(errs, fmt.Errorf("%s: %w", gk, err))
 			continue
 		}
-		crd, unavailable := kindCRD(ctx, cluster, mapping)
+		crd, unavailable := kindCRD(ctx, c, mapping)
 		if crd == nil {
 			errs = append(errs, errors.New(unavailable))
 			continue
@@ -506,7 +503,7 @@ func destinationFlags(plan fleet.Plan, manager string) []string {
 // newDestinationsMessage says which destinations of plan apply on none of
 // objs and were not named with --new-destination: a new field manager or a
 // misspelling, which would own fields nobody writes. "" when there are none.
-func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, declared []string) string {
+func newDestinationsMessage[T metav1.Object](plan fleet.Plan, objs []T, declared []string) string {
 	var parts []string
 	for _, to := range fleet.NewDestinations(plan, objs) {
 		if slices.Contains(declared, to) {
@@ -530,7 +527,7 @@ func newDestinationsMessage(plan fleet.Plan, objs []*unstructured.Unstructured, 
 }
 
 // applyManagers lists, sorted, the managers that apply on some of objs.
-func applyManagers(objs []*unstructured.Unstructured) []string {
+func applyManagers[T metav1.Object](objs []T) []string {
 	seen := map[string]bool{}
 	for _, obj := range objs {
 		for _, mf := range obj.GetManagedFields() {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/statusapply/statusapply/fleet"
@@ -35,46 +34,32 @@ type activeSource struct {
 // entries' times and decodes the field sets of active entries only, and
 // only while it takes that to tell whether plan takes fields from them, so
 // that a fleet costs a scan, not an audit.
-func activeLegacyWriters(plan fleet.Plan, objs []*unstructured.Unstructured, now time.Time, window time.Duration) []activeSource {
+func activeLegacyWriters[T metav1.Object](plan fleet.Plan, objs []T, now time.Time, window time.Duration) []activeSource {
 	since := now.Add(-window)
 	byManager := map[string]*activeSource{}
 	for _, obj := range objs {
-		// The raw entries: GetManagedFields converts every entry, which
-		// costs more than this whole scan; it is called only for an object
-		// whose active entry must be decoded.
-		field, _, _ := unstructured.NestedFieldNoCopy(obj.Object, "metadata", "managedFields")
-		raw, _ := field.([]any)
-		var entries []metav1.ManagedFieldsEntry
+		entries := obj.GetManagedFields()
 		counted := map[string]bool{}
-		for i, item := range raw {
-			m, _ := item.(map[string]any)
-			manager, _ := m["manager"].(string)
-			stamp, _ := m["time"].(string)
-			if m["operation"] != string(metav1.ManagedFieldsOperationUpdate) || m["subresource"] != ownership.StatusSubresource ||
-				manager == ownership.BeforeFirstApplyManager || fleet.IsKubernetesComponent(manager) || stamp == "" {
+		for i, e := range entries {
+			if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != ownership.StatusSubresource ||
+				e.Manager == ownership.BeforeFirstApplyManager || fleet.IsKubernetesComponent(e.Manager) ||
+				e.Time == nil || e.Time.Time.Before(since) {
 				continue
 			}
-			at, err := time.Parse(time.RFC3339, stamp)
-			if err != nil || at.Before(since) {
-				continue
-			}
-			a := byManager[manager]
+			a := byManager[e.Manager]
 			if a == nil {
-				a = &activeSource{ActiveWriter: fleet.ActiveWriter{Manager: manager, Subresource: ownership.StatusSubresource}}
-				byManager[manager] = a
+				a = &activeSource{ActiveWriter: fleet.ActiveWriter{Manager: e.Manager, Subresource: ownership.StatusSubresource}}
+				byManager[e.Manager] = a
 			}
-			if !counted[manager] {
-				counted[manager] = true
+			if !counted[e.Manager] {
+				counted[e.Manager] = true
 				a.Objects++
 			}
-			if at.After(a.LastWrite.Time) {
-				a.LastWrite = metav1.NewTime(at)
+			if e.Time.After(a.LastWrite.Time) {
+				a.LastWrite = *e.Time
 			}
 			if !a.Source {
-				if entries == nil {
-					entries = obj.GetManagedFields()
-				}
-				a.Source = len(entries) != len(raw) || takesFrom(plan, entries, i)
+				a.Source = takesFrom(plan, entries, i)
 			}
 		}
 	}

@@ -9,7 +9,6 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,14 +45,17 @@ type need struct {
 }
 
 // migrationNeeds lists, in a fixed order, the permissions --apply needs on
-// objs (as listed, with their managedFields): patch on the resource in each
-// namespace where the plan changes an object's ownership (managedFields are
-// only writable through the main resource), and patch on the status
-// subresource (the seeding apply) and the resource where an object has no
-// managedFields. The objects are rewritten in memory, without a request,
-// and only until one in the namespace changes: a permission is per
-// namespace, and a fleet's rewrite costs as much as the migration's own.
-func migrationNeeds(mapper meta.RESTMapper, plan fleet.Plan, objs []*metav1.PartialObjectMetadata) ([]need, error) {
+// objs (as listed, with their managedFields, as the Migrator is given them):
+// patch on the resource in each namespace where the plan changes an
+// object's ownership (managedFields are only writable through the main
+// resource), and patch on the status subresource (the seeding apply) and the
+// resource where an object has no managedFields. The objects are rewritten
+// in memory as the Migrator rewrites them, with their kind's versions
+// (fleet.WithVersions), without a request, and only until one in the
+// namespace changes: a permission is per namespace, and a fleet's rewrite
+// costs as much as the migration's own.
+func migrationNeeds(mapper meta.RESTMapper, plan fleet.Plan, versions map[schema.GroupKind]*fleet.Versions,
+	objs []client.Object) ([]need, error) {
 	byPerm := map[permission]*need{}
 	add := func(p permission, why string) {
 		if byPerm[p] == nil {
@@ -66,7 +68,7 @@ func migrationNeeds(mapper meta.RESTMapper, plan fleet.Plan, objs []*metav1.Part
 		if obj.GetResourceVersion() == "" {
 			continue // not read: it fails on its own, whatever the permissions
 		}
-		gvk := obj.GroupVersionKind()
+		gvk := obj.GetObjectKind().GroupVersionKind()
 		gr, ok := resources[gvk]
 		if !ok {
 			m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
@@ -86,7 +88,11 @@ func migrationNeeds(mapper meta.RESTMapper, plan fleet.Plan, objs []*metav1.Part
 		if byPerm[patch] != nil {
 			continue
 		}
-		if _, changed, err := plan.Rewrite(obj, now); err == nil && changed {
+		kindPlan := plan
+		if kindPlan.Versions == nil {
+			kindPlan.Versions = versions[gvk.GroupKind()]
+		}
+		if _, changed, err := kindPlan.Rewrite(obj, now); err == nil && changed {
 			add(patch, "objects there would change")
 		} // an error is reported with the object by the migration
 	}

@@ -3,14 +3,18 @@ package cli
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 )
@@ -32,7 +36,7 @@ func TestMigrationNeeds(t *testing.T) {
 	unread := widget("c", "missing") // a named object that could not be read
 
 	plan := fleet.Plan{Managers: map[string]string{"legacy": "summary"}}
-	got, err := migrationNeeds(mapper, plan, metadataOf([]*unstructured.Unstructured{legacy("b", "w1"), migrated, legacy("a", "w2"), legacy("a", "w3"), untracked, unread}))
+	got, err := migrationNeeds(mapper, plan, nil, migrationObjects([]*unstructured.Unstructured{legacy("b", "w1"), migrated, legacy("a", "w2"), legacy("a", "w3"), untracked, unread}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +52,49 @@ func TestMigrationNeeds(t *testing.T) {
 	if msg, want := permissionsMessage(want[1:]), "the user may not patch widgets.demo.statusapply.io in namespace b (objects there would change); "+
 		"nor patch widgets.demo.statusapply.io/status in namespace b (objects there have no managedFields)"; msg != want {
 		t.Errorf("message = %q,\nwant %q", msg, want)
+	}
+}
+
+// TestMigrationNeedsStaleVersions: the check rewrites an object as the
+// Migrator does, with its kind's CRD versions. Without them (the control)
+// a --stale-versions rewrite fails in memory, and the patch the migration
+// sends would go unchecked.
+func TestMigrationNeedsStaleVersions(t *testing.T) {
+	gv := schema.GroupVersion{Group: "demo.statusapply.io", Version: "v1alpha1"}
+	mapper := meta.NewDefaultRESTMapper([]schema.GroupVersion{gv})
+	mapper.Add(gv.WithKind("Widget"), meta.RESTScopeNamespace)
+	crds, err := crd.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == "widgets."+gv.Group })
+	v, err := fleet.VersionsOf(crds[i])
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale := ownershiptest.Entry("summary", ownershiptest.Apply, "status", ownershiptest.ApplyB)
+	stale.APIVersion = gv.Group + "/v1alpha0" // a version the CRD no longer has
+	obj := widget("a", "w1")
+	obj.SetResourceVersion("7")
+	obj.SetManagedFields([]metav1.ManagedFieldsEntry{stale})
+	if err := unstructured.SetNestedSlice(obj.Object, []any{map[string]any{"type": "B", "status": "True"}}, "status", "conditions"); err != nil {
+		t.Fatal(err)
+	}
+	plan := fleet.Plan{RewriteStaleVersions: true}
+	widgets := schema.GroupResource{Group: gv.Group, Resource: "widgets"}
+	want := []need{{permission{"patch", widgets, "", "a"}, "objects there would change"}}
+	for _, tt := range []struct {
+		name     string
+		versions map[schema.GroupKind]*fleet.Versions
+		want     []need
+	}{
+		{"with the CRD's versions", map[schema.GroupKind]*fleet.Versions{gv.WithKind("Widget").GroupKind(): v}, want},
+		{"without (control)", nil, []need{}},
+	} {
+		got, err := migrationNeeds(mapper, plan, tt.versions, migrationObjects([]*unstructured.Unstructured{obj}))
+		if err != nil || !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("%s: needs = %+v, %v; want %+v", tt.name, got, err, tt.want)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -130,8 +131,6 @@ func createWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	return key
 }
 
-// legacyWrite sets conditions and the phase the way the controllers being
-// migrated do: GET, change, JSON merge patch of /status.
 // createLegacyWidget creates a Widget in ns whose status only the legacy
 // merge-patch writer wrote: conditions A and B, and the phase.
 func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
@@ -140,6 +139,19 @@ func createLegacyWidget(ctx context.Context, ns, name string) client.ObjectKey {
 	return key
 }
 
+// createLegacyWidgets creates a namespace with n Widgets w00, w01, ... that
+// only the legacy writer wrote, and returns it.
+func createLegacyWidgets(ctx context.Context, n int) string {
+	GinkgoHelper()
+	ns := suite.Namespace(ctx, env)
+	for i := range n {
+		createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
+	}
+	return ns
+}
+
+// legacyWrite sets conditions and the phase the way the controllers being
+// migrated do: GET, change, JSON merge patch of /status.
 func legacyWrite(ctx context.Context, key client.ObjectKey, phase string, conds map[string]metav1.ConditionStatus) {
 	GinkgoHelper()
 	Expect(widgets.LegacyWrite(ctx, env.Client, key, legacyManager, phase, conds)).To(Succeed())

@@ -144,11 +144,8 @@ var _ = Describe("migrate against an API server that goes away", func() {
 	failureLine := regexp.MustCompile(`(?m)^Widget \S+: failed: (.*)$`)
 
 	It("stops after the first object that cannot reach it and prints the failure once, unless --continue-on-error", func(ctx context.Context) {
-		ns := suite.Namespace(ctx, env)
-		for i := range 8 {
-			createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
-		}
-		args := []string{"migrate", "widgets", "-n", ns, "--from", legacyManager + "=summary", "--new-destination", "summary", "--progress", "--apply", "--allow-active"}
+		ns := createLegacyWidgets(ctx, 8)
+		args := migrateToSummary(ns, "--progress", "--apply")
 
 		By("the proxy stops answering at the fourth object's write")
 		proxy := newFailingProxy(ns, 3)

@@ -18,21 +18,15 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/statusapply/statusapply/cmd/internal/cli"
-	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
 
-// legacyFleet creates a namespace with n Widgets w00, w01, ... that only the
-// legacy writer wrote, and returns it with a proxy that watches them.
+// legacyFleet is createLegacyWidgets with a proxy that watches them.
 func legacyFleet(ctx context.Context, n int) (string, *watchingProxy) {
 	GinkgoHelper()
-	ns := suite.Namespace(ctx, env)
-	for i := range n {
-		createLegacyWidget(ctx, ns, fmt.Sprintf("w%02d", i))
-	}
+	ns := createLegacyWidgets(ctx, n)
 	return ns, newWatchingProxy(ns)
 }
 
@@ -214,12 +208,7 @@ var _ = Describe("migrate's permissions", func() {
 	userWith := func(ctx context.Context, ns string, status bool, verbs ...string) string {
 		GinkgoHelper()
 		name := "migrator-" + ns
-		user, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: name}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		data, err := user.KubeConfig()
-		Expect(err).NotTo(HaveOccurred())
-		path := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
-		Expect(os.WriteFile(path, data, 0o600)).To(Succeed())
+		path := userKubeconfig(name)
 		rules := []rbacv1.PolicyRule{{APIGroups: []string{"demo.statusapply.io"}, Resources: []string{"widgets"}, Verbs: verbs}}
 		if status {
 			rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"demo.statusapply.io"}, Resources: []string{"widgets/status"}, Verbs: []string{"patch"}})

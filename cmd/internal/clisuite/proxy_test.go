@@ -38,32 +38,37 @@ type failingProxy struct {
 // /namespaces/NS/widgets/ and fails from the next one on.
 func newFailingProxy(ns string, allow int32) *failingProxy {
 	GinkgoHelper()
-	target, err := url.Parse(env.Config.Host)
-	Expect(err).NotTo(HaveOccurred())
-	transport, err := rest.TransportFor(env.Config)
-	Expect(err).NotTo(HaveOccurred())
 	p := &failingProxy{}
-	forward := &httputil.ReverseProxy{
-		Rewrite: func(r *httputil.ProxyRequest) {
-			r.SetURL(target)
-		},
-		Transport: transport,
-	}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	p.srv, p.kubeconfig = startProxy("failing", func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
 		if strings.Contains(r.URL.Path, "/namespaces/"+ns+"/widgets/") && p.objects.Add(1) > allow {
 			p.stop(w)
 			return
 		}
 		forward.ServeHTTP(w, r)
-	}))
-	DeferCleanup(p.srv.Close)
-	p.kubeconfig = filepath.Join(GinkgoT().TempDir(), "proxy.kubeconfig")
-	Expect(os.WriteFile(p.kubeconfig, []byte(`apiVersion: v1
+	})
+	return p
+}
+
+// startProxy serves serve in front of the suite's API server, forward
+// passing a request on, and writes a kubeconfig that reaches it as name:
+// plain HTTP on a local port, the proxy adding the suite's credentials.
+func startProxy(name string, serve func(w http.ResponseWriter, r *http.Request, forward http.Handler)) (
+	srv *httptest.Server, kubeconfig string) {
+	GinkgoHelper()
+	target, err := url.Parse(env.Config.Host)
+	Expect(err).NotTo(HaveOccurred())
+	transport, err := rest.TransportFor(env.Config)
+	Expect(err).NotTo(HaveOccurred())
+	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, Transport: transport}
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serve(w, r, forward) }))
+	DeferCleanup(srv.Close)
+	kubeconfig = filepath.Join(GinkgoT().TempDir(), name+".kubeconfig")
+	Expect(os.WriteFile(kubeconfig, []byte(`apiVersion: v1
 kind: Config
 clusters:
 - name: proxy
   cluster:
-    server: `+p.srv.URL+`
+    server: `+srv.URL+`
 contexts:
 - name: proxy
   context: {cluster: proxy, user: proxy}
@@ -72,7 +77,7 @@ users:
   user: {}
 current-context: proxy
 `), 0o600)).To(Succeed())
-	return p
+	return srv, kubeconfig
 }
 
 // stop drops the connection of the request being served, stops listening
@@ -115,14 +120,9 @@ type watchingProxy struct {
 // newWatchingProxy starts a proxy for the Widgets of ns.
 func newWatchingProxy(ns string) *watchingProxy {
 	GinkgoHelper()
-	target, err := url.Parse(env.Config.Host)
-	Expect(err).NotTo(HaveOccurred())
-	transport, err := rest.TransportFor(env.Config)
-	Expect(err).NotTo(HaveOccurred())
 	p := &watchingProxy{counts: map[string]int{}}
-	forward := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }, Transport: transport}
 	collection := "/namespaces/" + ns + "/widgets"
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	_, p.kubeconfig = startProxy("watching", func(w http.ResponseWriter, r *http.Request, forward http.Handler) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, collection):
 			p.mu.Lock()
@@ -158,23 +158,7 @@ func newWatchingProxy(ns string) *watchingProxy {
 			}
 		}
 		forward.ServeHTTP(w, r)
-	}))
-	DeferCleanup(srv.Close)
-	p.kubeconfig = filepath.Join(GinkgoT().TempDir(), "watching.kubeconfig")
-	Expect(os.WriteFile(p.kubeconfig, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: proxy
-  cluster:
-    server: `+srv.URL+`
-contexts:
-- name: proxy
-  context: {cluster: proxy, user: proxy}
-users:
-- name: proxy
-  user: {}
-current-context: proxy
-`), 0o600)).To(Succeed())
+	})
 	return p
 }
 

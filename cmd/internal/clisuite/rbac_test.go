@@ -53,6 +53,30 @@ func userKubeconfig(name string) string {
 	return path
 }
 
+// grantUser gives user rules, in a Role of ns or, with ns "", in a
+// ClusterRole, until the spec ends.
+func grantUser(ctx context.Context, user, ns string, rules ...rbacv1.PolicyRule) {
+	GinkgoHelper()
+	name := "grant-" + user
+	subjects := []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}}
+	objs := []client.Object{
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: rules},
+		&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name}, Subjects: subjects,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name}},
+	}
+	if ns != "" {
+		objs = []client.Object{
+			&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Rules: rules},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Subjects: subjects,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name}},
+		}
+	}
+	for _, obj := range objs {
+		Expect(env.Client.Create(ctx, obj)).To(Succeed())
+		DeferCleanup(func(ctx context.Context) { _ = env.Client.Delete(ctx, obj) })
+	}
+}
+
 var _ = Describe("the RBAC docs/cli.md lists", func() {
 	It("is enough for each command, and the read-only Role is not enough for migrate --apply", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)

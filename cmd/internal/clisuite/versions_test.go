@@ -3,12 +3,14 @@ package clisuite
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,6 +114,12 @@ func conditionOwners(ctx context.Context, gvk schema.GroupVersionKind, key clien
 // runFresh is run with a discovery cache of its own, for specs whose CRDs
 // change versions under the commands.
 func runFresh(ctx context.Context, args ...string) result {
+	GinkgoHelper()
+	return runFreshThrough(ctx, kubeconfig, args...)
+}
+
+// runFreshThrough is runFresh with another kubeconfig file.
+func runFreshThrough(ctx context.Context, kubeconfig string, args ...string) result {
 	GinkgoHelper()
 	return runTree(ctx, cli.NewRootCommand(), kubeconfig,
 		append(slices.Clone(args), "--cache-dir", GinkgoT().TempDir())...)
@@ -505,7 +513,21 @@ var _ = Describe("writers through several versions of a CRD", func() {
 		Expect(r.err).NotTo(HaveOccurred())
 		Expect(readObject(ctx, v1, key).GetManagedFields()).To(Equal(before))
 
-		By("migrate --stale-versions --apply rewrites the entries to v1")
+		By("a user who may read the gadgets but not patch them: the dry run fails, --apply refuses to start")
+		reader := "stale-reader-" + ns
+		asReader := userKubeconfig(reader)
+		grantUser(ctx, reader, ns, rbacv1.PolicyRule{APIGroups: []string{crd.Spec.Group}, Resources: []string{"gadgets"},
+			Verbs: []string{"get", "list"}})
+		grantUser(ctx, reader, "", rbacv1.PolicyRule{APIGroups: []string{apiextensionsv1.GroupName},
+			Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get"}})
+		missing := fmt.Sprintf("the user may not patch %s in namespace %s (objects there would change)", resource, ns)
+		r = runFreshThrough(ctx, asReader, "migrate", resource, "-n", ns, "--stale-versions")
+		Expect(r.err).To(MatchError("--apply would be refused: " + missing))
+		r = runFreshThrough(ctx, asReader, "migrate", resource, "-n", ns, "--stale-versions", "--apply")
+		Expect(r.err).To(MatchError("not migrating, nothing was written: " + missing))
+		Expect(readObject(ctx, v1, key).GetManagedFields()).To(Equal(before))
+
+		By("migrate --stale-versions --apply rewrites the entries to v1 (the control: the suite's user may patch)")
 		r = runFresh(ctx, "migrate", resource, "-n", ns, "--stale-versions", "--apply")
 		Expect(r.err).NotTo(HaveOccurred(), "exit code %d", cli.ExitCode(r.err))
 		Expect(conditionOwners(ctx, v1, key)).To(Equal(map[string][]string{
