@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -76,11 +75,8 @@ func mayHaveLanded(err error) bool {
 	if errors.As(err, &status) {
 		return apierrors.IsTimeout(err)
 	}
-	var (
-		urlErr *url.Error
-		netErr net.Error
-	)
-	return errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+	var netErr net.Error // a *url.Error too: whatever the transport failed on
+	return errors.As(err, &netErr) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
