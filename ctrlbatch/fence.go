@@ -129,36 +129,23 @@ const watchPoll = 50 * time.Millisecond
 // the end). It returns a func that stops watching. After a pause the timer
 // fires late: the checks before each request are what hold then.
 func watchProof(fence Fence, expired func()) (stop func()) {
-	var (
-		mu      sync.Mutex
-		timer   *time.Timer
-		stopped bool
-	)
-	var check func()
-	check = func() {
-		until, ok := fence.Until()
-		wait := time.Until(until)
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
+	done := make(chan struct{})
+	go func() {
+		for {
+			until, ok := fence.Until()
+			wait := time.Until(until)
+			if !ok || wait <= 0 {
+				expired()
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(min(wait, watchPoll)):
+			}
 		}
-		if !ok || wait <= 0 {
-			stopped = true
-			expired()
-			return
-		}
-		timer = time.AfterFunc(min(wait, watchPoll), check)
-	}
-	check()
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		if timer != nil {
-			timer.Stop()
-		}
-	}
+	}()
+	return func() { close(done) }
 }
 
 // LeaseFence is a Fence fed by the leader election's own lock: every renewal
