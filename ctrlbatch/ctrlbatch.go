@@ -87,7 +87,7 @@ func Wrap[Req comparable](applier *ssa.Applier, r reconcile.TypedReconciler[Req]
 		o(&w.cfg)
 	}
 	if w.cfg.fence != nil && w.cfg.fenceGuard {
-		w.cfg.batchOpts = append(w.cfg.batchOpts[:len(w.cfg.batchOpts):len(w.cfg.batchOpts)], batcher.WithGuardedEntries())
+		w.cfg.batchOpts = append(w.cfg.batchOpts, batcher.WithGuardedEntries())
 	}
 	return w
 }
