@@ -339,7 +339,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	if apierrors.IsConflict(sendErr) && !r.x.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
-	if lost := (*proofLost)(nil); errors.As(sendErr, &lost) {
+	if batching.CheckProof(ctx) != nil {
+		// The proof that allowed the request is gone (send's error says so):
+		// no retry, no yield, no force.
 		return false, sendErr
 	}
 	switch conflicts.Classify(sendErr) {
