@@ -63,7 +63,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	if err != nil {
 		return nil, err
 	}
-	if err := batching.CheckProof(ctx); err != nil {
+	if err := ended(ctx); err != nil {
 		release()
 		return nil, err
 	}
@@ -90,11 +90,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	release()
 	a.metrics.of(&t).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
-		err = outcomeUnknown(ctx, err)
-		if proofErr := batching.CheckProof(ctx); proofErr != nil {
-			err = fmt.Errorf("%w; the apply had failed: %w", proofErr, err)
-		}
-		return nil, err
+		return nil, outcomeUnknown(ctx, err)
 	}
 	if viaUnstructured != nil {
 		// The client decoded the response into viaUnstructured.

@@ -112,6 +112,9 @@ var _ = Describe("ctrlbatch.WithFence", func() {
 					if !resumed {
 						fence.set(time.Now().Add(-time.Second))
 					}
+					// Its bytes went out before the pause: ending the context
+					// no longer recalls them.
+					ctx = context.WithoutCancel(ctx)
 				}
 				return c.SubResource(sub).Apply(ctx, obj, o...)
 			},
