@@ -87,7 +87,7 @@ func Wrap[Req comparable](applier *ssa.Applier, r reconcile.TypedReconciler[Req]
 		o(&w.cfg)
 	}
 	if w.cfg.fence != nil && w.cfg.fenceGuard {
-		w.cfg.batchOpts = append(w.cfg.batchOpts[:len(w.cfg.batchOpts):len(w.cfg.batchOpts)], batcher.WithGuardedEntries())
+		w.cfg.batchOpts = append(w.cfg.batchOpts, batcher.WithGuardedEntries())
 	}
 	return w
 }
@@ -151,9 +151,10 @@ func finish(ctx context.Context, applier *ssa.Applier, b *batcher.Batch, res rec
 // to controller-runtime's backoff. Entries held back because their object's
 // main-resource entry failed (batcher.ErrHeldBack) follow that entry.
 func RequeueAfterFlush(flushErr error) (time.Duration, bool) {
-	if errors.Is(flushErr, ErrFenced) || errors.Is(flushErr, ssa.ErrOutcomeUnknown) {
-		// A 409 answered after the proof expired, or an apply that may have
-		// landed, is not a conflict to retry at once.
+	if errors.Is(flushErr, ErrFenced) {
+		// A 409 answered after the proof expired is not a conflict to retry
+		// at once. (An apply that may have landed is no conflict either: the
+		// loop below finds it.)
 		return 0, false
 	}
 	after, ok := conflicts.RequeueAfter(flushErr)

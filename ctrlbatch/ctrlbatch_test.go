@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -63,6 +64,8 @@ func TestRequeueAfter(t *testing.T) {
 		{"conflict and a network error", errors.Join(entry("a", fieldConflict()), entry("b", errors.New("connection refused"))), 0, false},
 		{"conflict and a 422", errors.Join(entry("a", fieldConflict()), entry("b", apierrors.NewInvalid(schema.GroupKind{Kind: "Widget"}, "b", nil))), 0, false},
 		{"a network error", entry("a", errors.New("connection refused")), 0, false},
+		{"conflict and an apply of unknown outcome", errors.Join(entry("a", fieldConflict()), entry("b", fmt.Errorf("%w: %w", ssa.ErrOutcomeUnknown, io.ErrUnexpectedEOF))), 0, false},
+		{"a conflict answered after the proof expired", entry("a", errors.Join(ctrlbatch.ErrFenced, stale())), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			after, ok := ctrlbatch.RequeueAfterFlush(tc.err)

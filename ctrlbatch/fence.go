@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
-
-	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // ErrFenced is wrapped by the error of a reconcile whose Fence could not
@@ -106,18 +104,33 @@ func proven(fence Fence) error {
 	return nil
 }
 
-// fenced checks fence before a Flush: it returns ctx that carries the proof's
-// check for every request (see batching.WithProof) and that is cancelled, with
-// ErrFenced as its cause, when the proof expires; and its cancel func. Or
-// ErrFenced.
+// fenced checks fence before a Flush: it returns a context that ends, with the
+// proof's error (wrapping ErrFenced) as its cause, when the proof is gone, and
+// its cancel func. Or that error.
 func fenced(ctx context.Context, fence Fence) (context.Context, context.CancelFunc, error) {
 	if err := proven(fence); err != nil {
 		return ctx, func() {}, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := watchProof(fence, func() { cancel(ErrFenced) })
-	ctx = batching.WithProof(ctx, func() error { return proven(fence) })
-	return ctx, func() { stop(); cancel(nil) }, nil
+	return &provenContext{Context: ctx, fence: fence, cancel: cancel}, func() { stop(); cancel(nil) }, nil
+}
+
+// provenContext is a Flush's context. Its Err checks the proof by the clock
+// and ends the context when the proof is gone: the Applier asks Err before
+// every request and after every response it acts on, where the watcher's timer,
+// set before a pause, fires only after the step.
+type provenContext struct {
+	context.Context
+	fence  Fence
+	cancel context.CancelCauseFunc
+}
+
+func (c *provenContext) Err() error {
+	if err := proven(c.fence); err != nil {
+		c.cancel(err)
+	}
+	return c.Context.Err()
 }
 
 // watchPoll is the longest watchProof waits between two checks: a proof can
@@ -129,36 +142,23 @@ const watchPoll = 50 * time.Millisecond
 // the end). It returns a func that stops watching. After a pause the timer
 // fires late: the checks before each request are what hold then.
 func watchProof(fence Fence, expired func()) (stop func()) {
-	var (
-		mu      sync.Mutex
-		timer   *time.Timer
-		stopped bool
-	)
-	var check func()
-	check = func() {
-		until, ok := fence.Until()
-		wait := time.Until(until)
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped {
-			return
+	done := make(chan struct{})
+	go func() {
+		for {
+			until, ok := fence.Until()
+			wait := time.Until(until)
+			if !ok || wait <= 0 {
+				expired()
+				return
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(min(wait, watchPoll)):
+			}
 		}
-		if !ok || wait <= 0 {
-			stopped = true
-			expired()
-			return
-		}
-		timer = time.AfterFunc(min(wait, watchPoll), check)
-	}
-	check()
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		if timer != nil {
-			timer.Stop()
-		}
-	}
+	}()
+	return func() { close(done) }
 }
 
 // LeaseFence is a Fence fed by the leader election's own lock: every renewal

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -23,6 +24,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -334,6 +336,27 @@ func TestFenceStopsTheFlush(t *testing.T) {
 		fenceErrs(t, err)
 		if applies.Load() != 1 || reads.Load() != readsBefore.Load() {
 			t.Fatalf("%d applies, %d reads after the 409; want no re-read, no retry", applies.Load(), reads.Load()-readsBefore.Load())
+		}
+	})
+	t.Run("a field-manager conflict answered after it expired", func(t *testing.T) {
+		fence := &clockFence{until: time.Now().Add(time.Hour)}
+		var applies atomic.Int64
+		_, c, _ := hookFixture(t, func(context.Context, client.Client, string, runtime.ApplyConfiguration, ...client.SubResourceApplyOption) error {
+			applies.Add(1)
+			fence.set(time.Now().Add(-time.Millisecond))
+			return fieldConflict()
+		})
+		rec := events.NewFakeRecorder(1)
+		a, err := ssa.NewApplier(c, ssa.WithTypeConverter(applyconfiguration.NewTypeConverter(c.Scheme())), ssa.WithRegisterer(nil),
+			ssa.WithEventRecorder(rec), ssa.WithConflictPolicy("m", conflicts.Yield()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// No policy acts on it: no yield is decided, recorded or sent.
+		_, err = ctrlbatch.Wrap(a, queuePhase(c, "One", "w1"), ctrlbatch.WithFence(fence)).Reconcile(context.Background(), reconcile.Request{})
+		fenceErrs(t, err)
+		if applies.Load() != 1 || len(rec.Events) != 0 {
+			t.Fatalf("%d applies, %d events; want the one refused and no decision", applies.Load(), len(rec.Events))
 		}
 	})
 	t.Run("the guarded retry's read answered after it expired", func(t *testing.T) {

@@ -122,7 +122,9 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // sent one at a time. A field-manager conflict goes to the conflict policy
 // (OnConflict, else the manager's, else Fail: a *conflicts.Error); a Guarded
 // apply's stale resourceVersion leads to a read, rebuild and retry within the
-// guard backoff. Errors are *Error and wrap the cause. Most callers queue
+// guard backoff. Once ctx is done, the Apply stops at its next step: before a
+// request, and after a response it would act on (a refusal, a read), with the
+// context's cause. Errors are *Error and wrap the cause. Most callers queue
 // contributions in a batcher.Batch instead, whose Flush does this per entry.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
@@ -339,7 +341,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	if apierrors.IsConflict(sendErr) && !r.x.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
-	if lost := (*proofLost)(nil); errors.As(sendErr, &lost) {
+	if ended(ctx) != nil {
+		// Answered after ctx ended (send's error says why): no retry, no
+		// yield, no force.
 		return false, sendErr
 	}
 	switch conflicts.Classify(sendErr) {

@@ -1039,3 +1039,15 @@ func sentContent(t testing.TB, content map[string]any) *prepared {
 	}
 	return &prepared{body: body, content: content}
 }
+
+// An Apply whose context has ended sends nothing and fails with the
+// context's cause.
+func TestApplyStopsOnceTheContextEnded(t *testing.T) {
+	h := newHarness(t)
+	cause := errors.New("the proof is gone")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(cause)
+	if _, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("Ready", nil)); !errors.Is(err, cause) || len(h.bodies()) != 0 {
+		t.Fatalf("%v, %d applies sent; want the cause and none", err, len(h.bodies()))
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
@@ -59,16 +58,25 @@ func (e *Error) Unwrap() error { return e.Err }
 // outcomeUnknown wraps err, the error of a request that may have been sent,
 // in ErrOutcomeUnknown when it says nothing of whether the API server applied
 // it: no status came back (the context ended, the connection broke), or the
-// API server answered that it timed out. The context's cause is added when it
-// is not already the error (a fence's, say). Other errors pass unchanged.
+// API server answered that it timed out. When ctx has ended, its cause (a
+// fence's, say) is added unless err already is it.
 func outcomeUnknown(ctx context.Context, err error) error {
-	if !mayHaveLanded(err) {
-		return err
+	if mayHaveLanded(err) {
+		err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
 	}
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(err, cause) {
-		return fmt.Errorf("%w: %w (%w)", ErrOutcomeUnknown, err, cause)
+	if cause := ended(ctx); cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (%w)", err, cause)
 	}
-	return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	return err
+}
+
+// ended returns ctx's cause once ctx is done, else nil. It asks ctx.Err, so
+// that a context that checks a clock there (a fence's) is asked at each step.
+func ended(ctx context.Context) error {
+	if ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(ctx)
 }
 
 func mayHaveLanded(err error) bool {
@@ -76,11 +84,8 @@ func mayHaveLanded(err error) bool {
 	if errors.As(err, &status) {
 		return apierrors.IsTimeout(err)
 	}
-	var (
-		urlErr *url.Error
-		netErr net.Error
-	)
-	return errors.As(err, &urlErr) || errors.As(err, &netErr) ||
+	var netErr net.Error // a *url.Error too: whatever the transport failed on
+	return errors.As(err, &netErr) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }

@@ -45,6 +45,6 @@ func (l *lanes) acquire(ctx context.Context, id ownership.ObjectRef) (release fu
 		return func() { <-ln.sem; done() }, nil
 	case <-ctx.Done():
 		done()
-		return nil, ctx.Err()
+		return nil, context.Cause(ctx)
 	}
 }

@@ -63,7 +63,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	if err != nil {
 		return nil, err
 	}
-	if err := batching.CheckProof(ctx); err != nil {
+	if err := ended(ctx); err != nil {
 		release()
 		return nil, err
 	}
@@ -90,13 +90,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	release()
 	a.metrics.of(&t).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
-		err = outcomeUnknown(ctx, err)
-		if proofErr := batching.CheckProof(ctx); proofErr != nil {
-			// No retry, no yield, no force: the proof that allowed the
-			// request is gone.
-			return nil, &proofLost{proof: proofErr, sendErr: err}
-		}
-		return nil, err
+		return nil, outcomeUnknown(ctx, err)
 	}
 	if viaUnstructured != nil {
 		// The client decoded the response into viaUnstructured.
@@ -104,16 +98,6 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 	}
 	return newAnswer(encoded.response, like, t, x.DeferDecode)
 }
-
-// proofLost is the error of a request that failed after the proof that
-// allowed it (see batching.WithProof) was lost: nothing acts on the failure.
-type proofLost struct{ proof, sendErr error }
-
-func (e *proofLost) Error() string {
-	return fmt.Sprintf("%v; the apply had failed: %v", e.proof, e.sendErr)
-}
-
-func (e *proofLost) Unwrap() []error { return []error{e.proof, e.sendErr} }
 
 // answerFromUnstructured wraps a response the unstructured client decoded.
 func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t Target) (*answer, error) {

@@ -10,7 +10,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -164,7 +163,7 @@ func (a *Applier) forget(t Target, obj client.Object) {
 
 // read gets t's object from the API server (not a cache).
 func (a *Applier) read(ctx context.Context, t Target, series *targetMetrics) (client.Object, error) {
-	if err := batching.CheckProof(ctx); err != nil {
+	if err := ended(ctx); err != nil {
 		return nil, err
 	}
 	series.reads.get().Inc()
@@ -173,8 +172,8 @@ func (a *Applier) read(ctx context.Context, t Target, series *targetMetrics) (cl
 	if err := a.cfg.reader.Get(ctx, client.ObjectKey{Namespace: t.Namespace, Name: t.Name}, u); err != nil {
 		return nil, fmt.Errorf("reading the object again: %w", err)
 	}
-	// What was read may be newer than the proof: no decision is built on it.
-	if err := batching.CheckProof(ctx); err != nil {
+	// Nothing is built on what arrived after ctx ended (a fence's proof, say).
+	if err := ended(ctx); err != nil {
 		return nil, err
 	}
 	return u, nil
