@@ -289,12 +289,14 @@ func statusConditionTypes(obj metav1.Object) []string {
 }
 
 // contentOf returns obj as unstructured content: the object itself for an
-// *unstructured.Unstructured, a converted copy for typed objects, nil when
-// it cannot be converted.
+// *unstructured.Unstructured, a converted copy for typed objects, nil for
+// metadata alone and when it cannot be converted.
 func contentOf(obj metav1.Object) map[string]any {
 	switch o := any(obj).(type) {
 	case *unstructured.Unstructured:
 		return o.Object
+	case *metav1.PartialObjectMetadata:
+		return nil // metadata alone: the content is unknown, not empty
 	case runtime.Object:
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
 		if err != nil {

@@ -66,7 +66,10 @@ func WithAttempts(n int) Option {
 // a dry run with none. The write stays guarded by the resourceVersion of
 // the object as given, so an object that changed since is refused by the
 // API server (409) and the next round reads it. An object given without a
-// resourceVersion is read first all the same.
+// resourceVersion is read first all the same. Metadata alone (a
+// PartialObjectMetadata) serves unless an atomic list owned whole must
+// translate into the items it holds in another version: such an object is
+// refused with ErrUntranslatable, so give it whole.
 func WithObjectsAsRead() Option {
 	return func(m *Migrator) { m.asRead = true }
 }

@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
@@ -204,7 +205,7 @@ func TestRewriteAcrossVersions(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		obj     *unstructured.Unstructured
+		obj     client.Object
 		plan    Plan
 		wantErr error
 		// want maps manager@version to the condition types it owns after.
@@ -218,6 +219,8 @@ func TestRewriteAcrossVersions(t *testing.T) {
 		{name: "a whole atomic list to a map-list writer: every item, owned", obj: atomic,
 			plan: Plan{Managers: map[string]string{"legacy": "network"}, Versions: atomicThenMap},
 			want: map[string][]string{"network@example.com/v1beta2": {"NetworkReady", "Ready"}}},
+		{name: "metadata alone cannot expand an atomic list: refused, not dropped", obj: metadataOnly(atomic),
+			plan: Plan{Managers: map[string]string{"legacy": "network"}, Versions: atomicThenMap}, wantErr: ErrUntranslatable},
 		{name: "control: without the CRD's versions the legacy entry is not dropped", obj: atomic,
 			plan: Plan{Managers: map[string]string{"legacy": "network"}}, wantErr: ErrAPIVersionMismatch},
 		{name: "one condition out of an atomic list: the legacy writer keeps the other, per item", obj: atomic,
@@ -432,5 +435,15 @@ func TestMoveAcrossVersionsConverges(t *testing.T) {
 	}
 	if r := auditOf(t, nil, obj); !r.HasFindings() {
 		t.Errorf("control: without the CRD the leftover should read as a whole list held by legacy; verdict %+v", r.Verdict)
+	}
+}
+
+// metadataOnly is u as a metadata list returns it: managedFields without
+// the content they describe.
+func metadataOnly(u *unstructured.Unstructured) *metav1.PartialObjectMetadata {
+	return &metav1.PartialObjectMetadata{
+		TypeMeta: metav1.TypeMeta{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: u.GetNamespace(), Name: u.GetName(),
+			ResourceVersion: u.GetResourceVersion(), ManagedFields: u.GetManagedFields()},
 	}
 }
