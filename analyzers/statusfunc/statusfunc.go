@@ -67,9 +67,15 @@ func newAnalyzer() *analysis.Analyzer {
 	return a
 }
 
-// clientRequests are the methods of controller-runtime's client types that
-// send a request.
-var clientRequests = []string{"Get", "List", "Create", "Update", "Patch", "Apply", "Delete", "DeleteAllOf"}
+// isClientRequest reports whether a method of controller-runtime's client
+// types of that name sends a request.
+func isClientRequest(name string) bool {
+	switch name {
+	case "Get", "List", "Create", "Update", "Patch", "Apply", "Delete", "DeleteAllOf":
+		return true
+	}
+	return false
+}
 
 func run(pass *analysis.Pass) (any, error) {
 	if f := pass.Analyzer.Flags.Lookup(FlagSkipTests); f != nil && f.Value.String() == "true" {
@@ -435,12 +441,7 @@ func (c *checker) call(call *ast.CallExpr) {
 		c.report(call, "calls %s: statusapply sets a condition's lastTransitionTime itself, when its status changes, and the function must be a deterministic function of what it is handed", qualified(fn))
 		return
 	}
-	if pkg, recv := lookup.RecvName(fn); pkg == lookup.ClientPkg && recv != "" {
-		for _, m := range clientRequests {
-			if fn.Name() == m {
-				c.report(call, "a request through the client (%s): the function runs at Flush and on each retry; read what it needs before queuing it, and write only what it is handed", fn.Name())
-				return
-			}
-		}
+	if pkg, recv := lookup.RecvName(fn); pkg == lookup.ClientPkg && recv != "" && isClientRequest(fn.Name()) {
+		c.report(call, "a request through the client (%s): the function runs at Flush and on each retry; read what it needs before queuing it, and write only what it is handed", fn.Name())
 	}
 }

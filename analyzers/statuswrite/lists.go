@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -44,19 +45,23 @@ type path struct {
 
 // splitPath splits e into its root and steps.
 func splitPath(info *types.Info, e ast.Expr) path {
-	var steps []step
+	var steps []step // from e back to its root
+	done := func(root ast.Expr) path {
+		slices.Reverse(steps)
+		return path{root: root, steps: steps}
+	}
 	for {
 		switch x := ast.Unparen(e).(type) {
 		case *ast.SelectorExpr:
 			if sel := info.Selections[x]; sel == nil || sel.Kind() != types.FieldVal {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			steps = append(steps, step(x.Sel.Name))
 			e = x.X
 		case *ast.IndexExpr:
 			t := info.TypeOf(x.X)
 			if t == nil {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			switch u := t.Underlying().(type) {
 			case *types.Map:
@@ -69,11 +74,11 @@ func splitPath(info *types.Info, e ast.Expr) path {
 				steps = append(steps, "[]")
 			case *types.Pointer:
 				if _, ok := u.Elem().Underlying().(*types.Array); !ok {
-					return path{root: x, steps: reverse(steps)}
+					return done(x)
 				}
 				steps = append(steps, "[]")
 			default:
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			e = x.X
 		case *ast.StarExpr:
@@ -81,23 +86,16 @@ func splitPath(info *types.Info, e ast.Expr) path {
 			e = x.X
 		case *ast.UnaryExpr:
 			if x.Op != token.AND {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			e = x.X
 		case *ast.SliceExpr:
 			steps = append(steps, "[]")
 			e = x.X
 		default:
-			return path{root: x, steps: reverse(steps)}
+			return done(x)
 		}
 	}
-}
-
-func reverse(s []step) []step {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
-	return s
 }
 
 // fields drops the dereferences of steps, which do not change what is reached.

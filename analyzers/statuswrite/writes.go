@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -182,7 +183,7 @@ func (c *classifier) controllerRuntimePatch(cur inspector.Cursor, call *ast.Call
 		pos := c.pass.Fset.Position(ch.pos)
 		return write{
 			class: wholeList, obj: obj, sends: sends,
-			why:     "it carries a list whole when the list changed since its snapshot, and " + ch.how + " (line " + itoa(pos.Line) + ")",
+			why:     "it carries a list whole when the list changed since its snapshot, and " + ch.how + " (line " + strconv.Itoa(pos.Line) + ")",
 			fixable: fn.Name() == "MergeFrom",
 		}
 	case lookup.IsFunc(fn, lookup.ClientPkg, "RawPatch"):
@@ -660,12 +661,4 @@ func deepCopySource(info *types.Info, body *ast.BlockStmt, base ast.Expr, pos to
 		return nil
 	}
 	return src
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }

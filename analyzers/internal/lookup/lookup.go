@@ -5,6 +5,7 @@ package lookup
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 
 	"golang.org/x/tools/go/ast/inspector"
 	"golang.org/x/tools/go/types/typeutil"
@@ -55,7 +56,7 @@ func IsFunc(fn *types.Func, pkg string, names ...string) bool {
 	if sig, ok := fn.Type().(*types.Signature); !ok || sig.Recv() != nil {
 		return false
 	}
-	return oneOf(fn.Name(), names)
+	return slices.Contains(names, fn.Name())
 }
 
 // RecvName returns the name of the type declaring method fn, without
@@ -90,16 +91,7 @@ func IsMethod(fn *types.Func, pkg, name string, recvs ...string) bool {
 		return false
 	}
 	p, r := RecvName(fn)
-	return p == pkg && (len(recvs) == 0 || oneOf(r, recvs))
-}
-
-func oneOf(s string, names []string) bool {
-	for _, n := range names {
-		if s == n {
-			return true
-		}
-	}
-	return false
+	return p == pkg && (len(recvs) == 0 || slices.Contains(recvs, r))
 }
 
 // Defs maps each local variable assigned exactly once, by its declaration,
