@@ -210,7 +210,7 @@ func callTouchesStatus(info *types.Info, call *ast.CallExpr, obj ast.Expr) bool 
 			if byName {
 				return true
 			}
-			if sig != nil && hasConditionsSetter(paramType(sig, i)) {
+			if sig != nil && interfaceHas(paramType(sig, i), isConditionsSetter) {
 				return true
 			}
 			continue
@@ -238,10 +238,11 @@ func isConditionsSetter(name string) bool {
 	return strings.HasPrefix(name, "Set") && strings.HasSuffix(name, "Conditions")
 }
 
-// hasConditionsSetter reports whether t is an interface (a type parameter's
-// constraint included) with a method named Set...Conditions: the Setter of
-// Cluster API's conditions packages.
-func hasConditionsSetter(t types.Type) bool {
+// interfaceHas reports whether t is an interface (a type parameter's
+// constraint included) with a method whose name satisfies name: a
+// conditions setter's (the Setter of Cluster API's conditions packages), a
+// mutator's.
+func interfaceHas(t types.Type, name func(string) bool) bool {
 	if t == nil {
 		return false
 	}
@@ -250,7 +251,7 @@ func hasConditionsSetter(t types.Type) bool {
 		return false
 	}
 	for i := range iface.NumMethods() {
-		if isConditionsSetter(iface.Method(i).Name()) {
+		if name(iface.Method(i).Name()) {
 			return true
 		}
 	}

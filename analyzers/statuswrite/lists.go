@@ -109,19 +109,6 @@ func (p path) fields() []step {
 	return out
 }
 
-// sameRoot reports whether two roots denote the same thing: the same
-// variable, or the same expression.
-func sameRoot(info *types.Info, a, b ast.Expr) bool {
-	if x, ok := a.(*ast.Ident); ok {
-		y, ok := b.(*ast.Ident)
-		return ok && info.ObjectOf(x) != nil && info.ObjectOf(x) == info.ObjectOf(y)
-	}
-	if _, ok := b.(*ast.Ident); ok {
-		return false
-	}
-	return types.ExprString(a) == types.ExprString(b)
-}
-
 // target is what a list change is looked for in: an object (a path) and the
 // local variables that alias a part of it.
 type target struct {
@@ -143,7 +130,7 @@ func (t *target) within(e ast.Expr) ([]step, bool) {
 			return append(append([]step(nil), base...), p.fields()...), true
 		}
 	}
-	if !sameRoot(t.info, p.root, t.obj.root) {
+	if !sameExpr(t.info, p.root, t.obj.root) {
 		return nil, false
 	}
 	of, pf := t.obj.fields(), p.fields()
@@ -162,7 +149,7 @@ func (t *target) within(e ast.Expr) ([]step, bool) {
 // proper prefix of its path (s for s.cluster).
 func (t *target) reaches(e ast.Expr) bool {
 	p := splitPath(t.info, e)
-	if !sameRoot(t.info, p.root, t.obj.root) {
+	if !sameExpr(t.info, p.root, t.obj.root) {
 		return false
 	}
 	of, pf := t.obj.fields(), p.fields()
@@ -259,22 +246,6 @@ func mutatorName(name string) bool {
 	}
 	for _, p := range []string{"Set", "Add", "Remove", "Delete", "Mark", "Update", "Append", "Clear", "Reset", "Merge"} {
 		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// interfaceMayWrite reports whether a parameter of interface type t lets the
-// function change a list: t has a mutator method (conditions.Setter's
-// SetConditions), so a value handed as t can be changed through it.
-func interfaceMayWrite(t types.Type) bool {
-	iface, ok := t.Underlying().(*types.Interface)
-	if !ok {
-		return false
-	}
-	for i := range iface.NumMethods() {
-		if mutatorName(iface.Method(i).Name()) {
 			return true
 		}
 	}
@@ -474,7 +445,10 @@ func (s *scanner) callChanges(call *ast.CallExpr, t *target) *change {
 		case known:
 			may = param+1 < 64 && bits&(1<<(param+1)) != 0
 		case types.IsInterface(pt):
-			may = interfaceMayWrite(pt)
+			// A parameter of an interface type with a mutator method
+			// (conditions.Setter's SetConditions) lets the function change
+			// a list through it.
+			may = interfaceHas(pt, mutatorName)
 		default:
 			may = referenceType(info.TypeOf(arg)) && containsList(info.TypeOf(arg))
 		}
