@@ -79,39 +79,8 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 		return whole()
 	}
 	// The last assignment of the helper variable before the Patch.
-	var last ast.Node
-	var rhs ast.Expr
-	ast.Inspect(outer, func(n ast.Node) bool {
-		if n == nil || n.Pos() >= call.Pos() {
-			return false
-		}
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				if lid, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(lid) == helper {
-					last, rhs = n, nil
-					if len(n.Rhs) == 1 {
-						rhs = n.Rhs[0]
-					} else if len(n.Rhs) == len(n.Lhs) {
-						rhs = n.Rhs[i]
-					}
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				if info.ObjectOf(name) == helper {
-					last, rhs = n, nil
-					if len(n.Values) == 1 {
-						rhs = n.Values[0]
-					} else if len(n.Values) == len(n.Names) {
-						rhs = n.Values[i]
-					}
-				}
-			}
-		}
-		return true
-	})
-	if last == nil || rhs == nil {
+	rhs, last := lastAssign(info, outer, helper, call.Pos())
+	if rhs == nil {
 		return whole()
 	}
 	create, ok := ast.Unparen(rhs).(*ast.CallExpr)

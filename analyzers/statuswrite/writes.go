@@ -576,20 +576,34 @@ func resolveAt(info *types.Info, body *ast.BlockStmt, e ast.Expr, pos token.Pos)
 		if !ok || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
 			return e, at
 		}
-		rhs, p := lastAssign(info, body, v, pos)
+		rhs, n := lastAssign(info, body, v, pos)
 		if rhs == nil {
 			return e, at
 		}
-		e, at, pos = rhs, p, p
+		e, at, pos = rhs, n.Pos(), n.Pos()
 	}
 	return e, at
 }
 
 // lastAssign returns the value last assigned to v in body before pos (in
-// source order), and where.
-func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.Pos) (ast.Expr, token.Pos) {
+// source order), and the assignment or declaration: the value is nil when
+// that one is not a plain assignment of one value to v.
+func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.Pos) (ast.Expr, ast.Node) {
 	var rhs ast.Expr
-	at := token.NoPos
+	var at ast.Node
+	// value is the i-th of lhs's values: one each, or the first result of
+	// a single call (data, err := json.Marshal(v)).
+	value := func(i, lhs int, values []ast.Expr) ast.Expr {
+		switch {
+		case lhs == len(values):
+			return values[i]
+		case len(values) == 1 && i == 0:
+			if _, ok := ast.Unparen(values[0]).(*ast.CallExpr); ok {
+				return values[0]
+			}
+		}
+		return nil
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n == nil || n.Pos() >= pos {
 			return false
@@ -598,26 +612,16 @@ func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.P
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
 				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
-					rhs, at = nil, n.Pos()
-					switch {
-					case n.Tok != token.ASSIGN && n.Tok != token.DEFINE:
-					case len(n.Lhs) == len(n.Rhs):
-						rhs = n.Rhs[i]
-					case len(n.Rhs) == 1 && i == 0:
-						// The first result of a call: data, err := json.Marshal(v).
-						if _, ok := ast.Unparen(n.Rhs[0]).(*ast.CallExpr); ok {
-							rhs = n.Rhs[0]
-						}
+					rhs, at = nil, n
+					if n.Tok == token.ASSIGN || n.Tok == token.DEFINE {
+						rhs = value(i, len(n.Lhs), n.Rhs)
 					}
 				}
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
 				if info.ObjectOf(name) == v {
-					rhs, at = nil, n.Pos()
-					if len(n.Names) == len(n.Values) {
-						rhs = n.Values[i]
-					}
+					rhs, at = value(i, len(n.Names), n.Values), n
 				}
 			}
 		}
