@@ -95,11 +95,7 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 	if !ok {
 		return whole()
 	}
-	var creator ast.Node
-	for c := range creatorCur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
-		creator = c.Node()
-		break
-	}
+	creator := innermostFunc(creatorCur)
 	body := funcBody(creator)
 	if body == nil {
 		return whole()

@@ -213,7 +213,7 @@ func (c *classifier) mergeChange(cur inspector.Cursor, body *ast.BlockStmt, call
 	to := call.Pos()
 	// A patch sent later, in a function literal (deferred), sends what
 	// the rest of the function changes too.
-	if lit := enclosingLit(cur); lit != nil && lit.Pos() > from {
+	if lit, ok := innermostFunc(cur).(*ast.FuncLit); ok && lit.Pos() > from {
 		to = body.End()
 	}
 	t := newTarget(info, stripAddr(obj))
@@ -553,11 +553,11 @@ func outerBody(cur inspector.Cursor) *ast.BlockStmt {
 	return body
 }
 
-// enclosingLit returns the innermost function literal holding cur, or nil.
-func enclosingLit(cur inspector.Cursor) *ast.FuncLit {
+// innermostFunc returns the innermost function declaration or literal
+// holding cur, or nil.
+func innermostFunc(cur inspector.Cursor) ast.Node {
 	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
-		lit, _ := c.Node().(*ast.FuncLit)
-		return lit
+		return c.Node()
 	}
 	return nil
 }
