@@ -29,7 +29,6 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/inspect"
@@ -50,7 +49,7 @@ that ssa.ValidateFieldManager accepts.`
 
 // FlagSkipTests is the analyzer's flag that leaves files ending in _test.go
 // out of its reports.
-const FlagSkipTests = "skiptests"
+const FlagSkipTests = lookup.FlagSkipTests
 
 // Analyzer is the statusfunc analyzer.
 var Analyzer = newAnalyzer()
@@ -63,7 +62,7 @@ func newAnalyzer() *analysis.Analyzer {
 		Requires: []*analysis.Analyzer{inspect.Analyzer},
 		Run:      run,
 	}
-	a.Flags.Bool(FlagSkipTests, false, "do not report in files ending in _test.go")
+	lookup.AddSkipTests(a)
 	return a
 }
 
@@ -78,14 +77,7 @@ func isClientRequest(name string) bool {
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	if f := pass.Analyzer.Flags.Lookup(FlagSkipTests); f != nil && f.Value.String() == "true" {
-		report := pass.Report
-		pass.Report = func(d analysis.Diagnostic) {
-			if !strings.HasSuffix(pass.Fset.Position(d.Pos).Filename, "_test.go") {
-				report(d)
-			}
-		}
-	}
+	lookup.SkipTests(pass)
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	defs := lookup.NewDefs(pass.TypesInfo, ins)
 	decls := funcDecls(pass)
