@@ -105,12 +105,9 @@ func (c *classifier) classify(cur inspector.Cursor, call *ast.CallExpr, fn *type
 			return w, true
 		}
 	default:
-		if p, ok := c.sender(fn); ok && p.Patch < len(call.Args) {
-			var obj ast.Expr
-			if p.Obj >= 0 && p.Obj < len(call.Args) {
-				obj = call.Args[p.Obj]
-			}
-			w := c.controllerRuntimePatch(cur, call, obj, call.Args[p.Patch])
+		p, ok := c.sender(fn)
+		if obj, patch := p.args(call); ok && patch != nil {
+			w := c.controllerRuntimePatch(cur, call, obj, patch)
 			if w.class == skipped {
 				return write{}, false // the patch is its caller's: the sender's callers are classified
 			}
@@ -355,48 +352,13 @@ func (c *classifier) exportSenders(files []*ast.File) {
 					continue
 				}
 				fn, ok := info.Defs[fd.Name].(*types.Func)
-				if !ok {
+				if _, done := c.senders[fn]; !ok || done {
 					continue
 				}
-				if _, done := c.senders[fn]; done {
-					continue
-				}
-				ps := params(fd)[1:]
-				ast.Inspect(fd.Body, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					callee := lookup.Callee(info, call)
-					var obj, patch ast.Expr
-					switch {
-					case lookup.IsMethod(callee, lookup.ClientPkg, "Patch", "SubResourceWriter", "StatusWriter", "SubResourceClient"):
-						if len(call.Args) >= 3 && onStatus(info, call) {
-							obj, patch = call.Args[1], call.Args[2]
-						}
-					default:
-						if p, ok := c.sender(callee); ok && callee.Pkg() != nil && p.Patch < len(call.Args) {
-							patch = call.Args[p.Patch]
-							if p.Obj >= 0 && p.Obj < len(call.Args) {
-								obj = call.Args[p.Obj]
-							}
-						}
-					}
-					if patch == nil {
-						return true
-					}
-					pi := paramIndex(info, ps, patch)
-					if pi < 0 {
-						return true
-					}
-					oi := -1
-					if obj != nil {
-						oi = paramIndex(info, ps, stripAddr(obj))
-					}
-					c.senders[fn] = PatchSender{Patch: pi, Obj: oi}
+				if p, ok := c.sendsHandedPatch(fd); ok {
+					c.senders[fn] = p
 					added = true
-					return false
-				})
+				}
 			}
 		}
 		if !added {
@@ -406,6 +368,48 @@ func (c *classifier) exportSenders(files []*ast.File) {
 	for fn, p := range c.senders {
 		c.pass.ExportObjectFact(fn, &PatchSender{Patch: p.Patch, Obj: p.Obj})
 	}
+}
+
+// sendsHandedPatch returns the PatchSender fact of fd when its body sends a
+// status patch that is one of its parameters: through a status writer's
+// Patch, or through a sender known so far.
+func (c *classifier) sendsHandedPatch(fd *ast.FuncDecl) (PatchSender, bool) {
+	info := c.pass.TypesInfo
+	ps := params(fd)[1:]
+	var found PatchSender
+	ok := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, isCall := n.(*ast.CallExpr)
+		if ok || !isCall {
+			return !ok
+		}
+		callee := lookup.Callee(info, call)
+		var obj, patch ast.Expr
+		if lookup.IsMethod(callee, lookup.ClientPkg, "Patch", "SubResourceWriter", "StatusWriter", "SubResourceClient") {
+			if len(call.Args) >= 3 && onStatus(info, call) {
+				obj, patch = call.Args[1], call.Args[2]
+			}
+		} else if p, isSender := c.sender(callee); isSender {
+			obj, patch = p.args(call)
+		}
+		if pi := paramIndex(info, ps, patch); pi >= 0 {
+			found, ok = PatchSender{Patch: pi, Obj: paramIndex(info, ps, stripAddr(obj))}, true
+		}
+		return !ok
+	})
+	return found, ok
+}
+
+// args returns the object (nil when it is not a parameter) and the patch
+// that call hands to the sender.
+func (p PatchSender) args(call *ast.CallExpr) (obj, patch ast.Expr) {
+	if p.Patch >= len(call.Args) {
+		return nil, nil
+	}
+	if p.Obj >= 0 && p.Obj < len(call.Args) {
+		obj = call.Args[p.Obj]
+	}
+	return obj, call.Args[p.Patch]
 }
 
 // isParam reports whether e names a parameter of the function declaration
