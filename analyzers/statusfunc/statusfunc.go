@@ -29,7 +29,6 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-	"strings"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/passes/inspect"
@@ -50,7 +49,7 @@ that ssa.ValidateFieldManager accepts.`
 
 // FlagSkipTests is the analyzer's flag that leaves files ending in _test.go
 // out of its reports.
-const FlagSkipTests = "skiptests"
+const FlagSkipTests = lookup.FlagSkipTests
 
 // Analyzer is the statusfunc analyzer.
 var Analyzer = newAnalyzer()
@@ -63,23 +62,22 @@ func newAnalyzer() *analysis.Analyzer {
 		Requires: []*analysis.Analyzer{inspect.Analyzer},
 		Run:      run,
 	}
-	a.Flags.Bool(FlagSkipTests, false, "do not report in files ending in _test.go")
+	lookup.AddSkipTests(a)
 	return a
 }
 
-// clientRequests are the methods of controller-runtime's client types that
-// send a request.
-var clientRequests = []string{"Get", "List", "Create", "Update", "Patch", "Apply", "Delete", "DeleteAllOf"}
+// isClientRequest reports whether a method of controller-runtime's client
+// types of that name sends a request.
+func isClientRequest(name string) bool {
+	switch name {
+	case "Get", "List", "Create", "Update", "Patch", "Apply", "Delete", "DeleteAllOf":
+		return true
+	}
+	return false
+}
 
 func run(pass *analysis.Pass) (any, error) {
-	if f := pass.Analyzer.Flags.Lookup(FlagSkipTests); f != nil && f.Value.String() == "true" {
-		report := pass.Report
-		pass.Report = func(d analysis.Diagnostic) {
-			if !strings.HasSuffix(pass.Fset.Position(d.Pos).Filename, "_test.go") {
-				report(d)
-			}
-		}
-	}
+	lookup.SkipTests(pass)
 	ins := pass.ResultOf[inspect.Analyzer].(*inspector.Inspector)
 	defs := lookup.NewDefs(pass.TypesInfo, ins)
 	decls := funcDecls(pass)
@@ -435,12 +433,7 @@ func (c *checker) call(call *ast.CallExpr) {
 		c.report(call, "calls %s: statusapply sets a condition's lastTransitionTime itself, when its status changes, and the function must be a deterministic function of what it is handed", qualified(fn))
 		return
 	}
-	if pkg, recv := lookup.RecvName(fn); pkg == lookup.ClientPkg && recv != "" {
-		for _, m := range clientRequests {
-			if fn.Name() == m {
-				c.report(call, "a request through the client (%s): the function runs at Flush and on each retry; read what it needs before queuing it, and write only what it is handed", fn.Name())
-				return
-			}
-		}
+	if pkg, recv := lookup.RecvName(fn); pkg == lookup.ClientPkg && recv != "" && isClientRequest(fn.Name()) {
+		c.report(call, "a request through the client (%s): the function runs at Flush and on each retry; read what it needs before queuing it, and write only what it is handed", fn.Name())
 	}
 }

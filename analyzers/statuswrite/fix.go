@@ -71,7 +71,7 @@ func editFix(pass *analysis.Pass, cur inspector.Cursor, call *ast.CallExpr) (ana
 			return none, false
 		}
 	}
-	if usedAfter(info, enclosingBody(stmtCur), objVar, stmtCur.Node().End()) {
+	if usedAfter(info, funcBody(innermostFunc(stmtCur)), objVar, stmtCur.Node().End()) {
 		return none, false
 	}
 	// The Edit's parameter type, as this file names it.
@@ -231,19 +231,6 @@ func branchesOut(s ast.Stmt) bool {
 	return out
 }
 
-// enclosingBody returns the body of the function s is in.
-func enclosingBody(cur inspector.Cursor) ast.Node {
-	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
-		switch n := c.Node().(type) {
-		case *ast.FuncDecl:
-			return n.Body
-		case *ast.FuncLit:
-			return n.Body
-		}
-	}
-	return nil
-}
-
 func enclosingFile(cur inspector.Cursor) *ast.File {
 	for c := range cur.Enclosing((*ast.File)(nil)) {
 		return c.Node().(*ast.File)
@@ -252,7 +239,7 @@ func enclosingFile(cur inspector.Cursor) *ast.File {
 }
 
 // usedAfter reports whether obj is used in body after pos.
-func usedAfter(info *types.Info, body ast.Node, obj types.Object, pos token.Pos) bool {
+func usedAfter(info *types.Info, body *ast.BlockStmt, obj types.Object, pos token.Pos) bool {
 	if body == nil {
 		return true
 	}

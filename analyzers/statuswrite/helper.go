@@ -79,39 +79,8 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 		return whole()
 	}
 	// The last assignment of the helper variable before the Patch.
-	var last ast.Node
-	var rhs ast.Expr
-	ast.Inspect(outer, func(n ast.Node) bool {
-		if n == nil || n.Pos() >= call.Pos() {
-			return false
-		}
-		switch n := n.(type) {
-		case *ast.AssignStmt:
-			for i, l := range n.Lhs {
-				if lid, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(lid) == helper {
-					last, rhs = n, nil
-					if len(n.Rhs) == 1 {
-						rhs = n.Rhs[0]
-					} else if len(n.Rhs) == len(n.Lhs) {
-						rhs = n.Rhs[i]
-					}
-				}
-			}
-		case *ast.ValueSpec:
-			for i, name := range n.Names {
-				if info.ObjectOf(name) == helper {
-					last, rhs = n, nil
-					if len(n.Values) == 1 {
-						rhs = n.Values[0]
-					} else if len(n.Values) == len(n.Names) {
-						rhs = n.Values[i]
-					}
-				}
-			}
-		}
-		return true
-	})
-	if last == nil || rhs == nil {
+	rhs, last := lastAssign(info, outer, helper, call.Pos())
+	if rhs == nil {
 		return whole()
 	}
 	create, ok := ast.Unparen(rhs).(*ast.CallExpr)
@@ -126,11 +95,7 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 	if !ok {
 		return whole()
 	}
-	var creator ast.Node
-	for c := range creatorCur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
-		creator = c.Node()
-		break
-	}
+	creator := innermostFunc(creatorCur)
 	body := funcBody(creator)
 	if body == nil {
 		return whole()
@@ -210,7 +175,7 @@ func callTouchesStatus(info *types.Info, call *ast.CallExpr, obj ast.Expr) bool 
 			if byName {
 				return true
 			}
-			if sig != nil && hasConditionsSetter(paramType(sig, i)) {
+			if sig != nil && interfaceHas(paramType(sig, i), isConditionsSetter) {
 				return true
 			}
 			continue
@@ -238,10 +203,11 @@ func isConditionsSetter(name string) bool {
 	return strings.HasPrefix(name, "Set") && strings.HasSuffix(name, "Conditions")
 }
 
-// hasConditionsSetter reports whether t is an interface (a type parameter's
-// constraint included) with a method named Set...Conditions: the Setter of
-// Cluster API's conditions packages.
-func hasConditionsSetter(t types.Type) bool {
+// interfaceHas reports whether t is an interface (a type parameter's
+// constraint included) with a method whose name satisfies name: a
+// conditions setter's (the Setter of Cluster API's conditions packages), a
+// mutator's.
+func interfaceHas(t types.Type, name func(string) bool) bool {
 	if t == nil {
 		return false
 	}
@@ -250,7 +216,7 @@ func hasConditionsSetter(t types.Type) bool {
 		return false
 	}
 	for i := range iface.NumMethods() {
-		if isConditionsSetter(iface.Method(i).Name()) {
+		if name(iface.Method(i).Name()) {
 			return true
 		}
 	}

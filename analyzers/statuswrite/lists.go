@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -44,19 +45,23 @@ type path struct {
 
 // splitPath splits e into its root and steps.
 func splitPath(info *types.Info, e ast.Expr) path {
-	var steps []step
+	var steps []step // from e back to its root
+	done := func(root ast.Expr) path {
+		slices.Reverse(steps)
+		return path{root: root, steps: steps}
+	}
 	for {
 		switch x := ast.Unparen(e).(type) {
 		case *ast.SelectorExpr:
 			if sel := info.Selections[x]; sel == nil || sel.Kind() != types.FieldVal {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			steps = append(steps, step(x.Sel.Name))
 			e = x.X
 		case *ast.IndexExpr:
 			t := info.TypeOf(x.X)
 			if t == nil {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			switch u := t.Underlying().(type) {
 			case *types.Map:
@@ -69,11 +74,11 @@ func splitPath(info *types.Info, e ast.Expr) path {
 				steps = append(steps, "[]")
 			case *types.Pointer:
 				if _, ok := u.Elem().Underlying().(*types.Array); !ok {
-					return path{root: x, steps: reverse(steps)}
+					return done(x)
 				}
 				steps = append(steps, "[]")
 			default:
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			e = x.X
 		case *ast.StarExpr:
@@ -81,23 +86,16 @@ func splitPath(info *types.Info, e ast.Expr) path {
 			e = x.X
 		case *ast.UnaryExpr:
 			if x.Op != token.AND {
-				return path{root: x, steps: reverse(steps)}
+				return done(x)
 			}
 			e = x.X
 		case *ast.SliceExpr:
 			steps = append(steps, "[]")
 			e = x.X
 		default:
-			return path{root: x, steps: reverse(steps)}
+			return done(x)
 		}
 	}
-}
-
-func reverse(s []step) []step {
-	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
-		s[i], s[j] = s[j], s[i]
-	}
-	return s
 }
 
 // fields drops the dereferences of steps, which do not change what is reached.
@@ -109,19 +107,6 @@ func (p path) fields() []step {
 		}
 	}
 	return out
-}
-
-// sameRoot reports whether two roots denote the same thing: the same
-// variable, or the same expression.
-func sameRoot(info *types.Info, a, b ast.Expr) bool {
-	if x, ok := a.(*ast.Ident); ok {
-		y, ok := b.(*ast.Ident)
-		return ok && info.ObjectOf(x) != nil && info.ObjectOf(x) == info.ObjectOf(y)
-	}
-	if _, ok := b.(*ast.Ident); ok {
-		return false
-	}
-	return types.ExprString(a) == types.ExprString(b)
 }
 
 // target is what a list change is looked for in: an object (a path) and the
@@ -145,7 +130,7 @@ func (t *target) within(e ast.Expr) ([]step, bool) {
 			return append(append([]step(nil), base...), p.fields()...), true
 		}
 	}
-	if !sameRoot(t.info, p.root, t.obj.root) {
+	if !sameExpr(t.info, p.root, t.obj.root) {
 		return nil, false
 	}
 	of, pf := t.obj.fields(), p.fields()
@@ -164,7 +149,7 @@ func (t *target) within(e ast.Expr) ([]step, bool) {
 // proper prefix of its path (s for s.cluster).
 func (t *target) reaches(e ast.Expr) bool {
 	p := splitPath(t.info, e)
-	if !sameRoot(t.info, p.root, t.obj.root) {
+	if !sameExpr(t.info, p.root, t.obj.root) {
 		return false
 	}
 	of, pf := t.obj.fields(), p.fields()
@@ -261,22 +246,6 @@ func mutatorName(name string) bool {
 	}
 	for _, p := range []string{"Set", "Add", "Remove", "Delete", "Mark", "Update", "Append", "Clear", "Reset", "Merge"} {
 		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// interfaceMayWrite reports whether a parameter of interface type t lets the
-// function change a list: t has a mutator method (conditions.Setter's
-// SetConditions), so a value handed as t can be changed through it.
-func interfaceMayWrite(t types.Type) bool {
-	iface, ok := t.Underlying().(*types.Interface)
-	if !ok {
-		return false
-	}
-	for i := range iface.NumMethods() {
-		if mutatorName(iface.Method(i).Name()) {
 			return true
 		}
 	}
@@ -476,7 +445,10 @@ func (s *scanner) callChanges(call *ast.CallExpr, t *target) *change {
 		case known:
 			may = param+1 < 64 && bits&(1<<(param+1)) != 0
 		case types.IsInterface(pt):
-			may = interfaceMayWrite(pt)
+			// A parameter of an interface type with a mutator method
+			// (conditions.Setter's SetConditions) lets the function change
+			// a list through it.
+			may = interfaceHas(pt, mutatorName)
 		default:
 			may = referenceType(info.TypeOf(arg)) && containsList(info.TypeOf(arg))
 		}

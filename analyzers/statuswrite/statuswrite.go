@@ -90,7 +90,7 @@ candidate); with -skipped, the status writes it could not analyze.`
 const (
 	FlagHelpers   = "helpers"
 	FlagSkipped   = "skipped"
-	FlagSkipTests = "skiptests"
+	FlagSkipTests = lookup.FlagSkipTests
 )
 
 // Analyzer is the statuswrite analyzer.
@@ -107,14 +107,8 @@ func newAnalyzer() *analysis.Analyzer {
 	}
 	a.Flags.Bool(FlagHelpers, false, "also report the Patch of Cluster API's and Flux's patch helpers (helper-managed: conditions merged per type, no ownership per writer)")
 	a.Flags.Bool(FlagSkipped, false, "also report, under the category \"skipped\", the status writes whose patch or data could not be followed")
-	a.Flags.Bool(FlagSkipTests, false, "do not report writes in files ending in _test.go")
+	lookup.AddSkipTests(a)
 	return a
-}
-
-// boolFlag returns the value of the analyzer's boolean flag name.
-func boolFlag(a *analysis.Analyzer, name string) bool {
-	f := a.Flags.Lookup(name)
-	return f != nil && f.Value.String() == "true"
 }
 
 // ConditionsList is the fact recorded on a Conditions field of a struct: whether
@@ -136,12 +130,10 @@ func run(pass *analysis.Pass) (any, error) {
 	exportConditionFacts(pass, ins)
 	c := &classifier{pass: pass, lists: exportListWrites(pass, pass.Files), senders: map[*types.Func]PatchSender{}}
 	c.exportSenders(pass.Files)
-	helpers, skippedToo, skipTests := boolFlag(pass.Analyzer, FlagHelpers), boolFlag(pass.Analyzer, FlagSkipped), boolFlag(pass.Analyzer, FlagSkipTests)
+	lookup.SkipTests(pass)
+	helpers, skippedToo := lookup.BoolFlag(pass.Analyzer, FlagHelpers), lookup.BoolFlag(pass.Analyzer, FlagSkipped)
 	for cur := range ins.Root().Preorder((*ast.CallExpr)(nil)) {
 		call := cur.Node().(*ast.CallExpr)
-		if skipTests && strings.HasSuffix(pass.Fset.Position(call.Pos()).Filename, "_test.go") {
-			continue
-		}
 		fn := lookup.Callee(pass.TypesInfo, call)
 		if fn == nil {
 			continue

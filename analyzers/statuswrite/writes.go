@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/analysis"
@@ -104,12 +105,9 @@ func (c *classifier) classify(cur inspector.Cursor, call *ast.CallExpr, fn *type
 			return w, true
 		}
 	default:
-		if p, ok := c.sender(fn); ok && p.Patch < len(call.Args) {
-			var obj ast.Expr
-			if p.Obj >= 0 && p.Obj < len(call.Args) {
-				obj = call.Args[p.Obj]
-			}
-			w := c.controllerRuntimePatch(cur, call, obj, call.Args[p.Patch])
+		p, ok := c.sender(fn)
+		if obj, patch := p.args(call); ok && patch != nil {
+			w := c.controllerRuntimePatch(cur, call, obj, patch)
 			if w.class == skipped {
 				return write{}, false // the patch is its caller's: the sender's callers are classified
 			}
@@ -182,7 +180,7 @@ func (c *classifier) controllerRuntimePatch(cur inspector.Cursor, call *ast.Call
 		pos := c.pass.Fset.Position(ch.pos)
 		return write{
 			class: wholeList, obj: obj, sends: sends,
-			why:     "it carries a list whole when the list changed since its snapshot, and " + ch.how + " (line " + itoa(pos.Line) + ")",
+			why:     "it carries a list whole when the list changed since its snapshot, and " + ch.how + " (line " + strconv.Itoa(pos.Line) + ")",
 			fixable: fn.Name() == "MergeFrom",
 		}
 	case lookup.IsFunc(fn, lookup.ClientPkg, "RawPatch"):
@@ -212,7 +210,7 @@ func (c *classifier) mergeChange(cur inspector.Cursor, body *ast.BlockStmt, call
 	to := call.Pos()
 	// A patch sent later, in a function literal (deferred), sends what
 	// the rest of the function changes too.
-	if lit := enclosingLit(cur); lit != nil && lit.Pos() > from {
+	if lit, ok := innermostFunc(cur).(*ast.FuncLit); ok && lit.Pos() > from {
 		to = body.End()
 	}
 	t := newTarget(info, stripAddr(obj))
@@ -354,48 +352,13 @@ func (c *classifier) exportSenders(files []*ast.File) {
 					continue
 				}
 				fn, ok := info.Defs[fd.Name].(*types.Func)
-				if !ok {
+				if _, done := c.senders[fn]; !ok || done {
 					continue
 				}
-				if _, done := c.senders[fn]; done {
-					continue
-				}
-				ps := params(fd)[1:]
-				ast.Inspect(fd.Body, func(n ast.Node) bool {
-					call, ok := n.(*ast.CallExpr)
-					if !ok {
-						return true
-					}
-					callee := lookup.Callee(info, call)
-					var obj, patch ast.Expr
-					switch {
-					case lookup.IsMethod(callee, lookup.ClientPkg, "Patch", "SubResourceWriter", "StatusWriter", "SubResourceClient"):
-						if len(call.Args) >= 3 && onStatus(info, call) {
-							obj, patch = call.Args[1], call.Args[2]
-						}
-					default:
-						if p, ok := c.sender(callee); ok && callee.Pkg() != nil && p.Patch < len(call.Args) {
-							patch = call.Args[p.Patch]
-							if p.Obj >= 0 && p.Obj < len(call.Args) {
-								obj = call.Args[p.Obj]
-							}
-						}
-					}
-					if patch == nil {
-						return true
-					}
-					pi := paramIndex(info, ps, patch)
-					if pi < 0 {
-						return true
-					}
-					oi := -1
-					if obj != nil {
-						oi = paramIndex(info, ps, stripAddr(obj))
-					}
-					c.senders[fn] = PatchSender{Patch: pi, Obj: oi}
+				if p, ok := c.sendsHandedPatch(fd); ok {
+					c.senders[fn] = p
 					added = true
-					return false
-				})
+				}
 			}
 		}
 		if !added {
@@ -405,6 +368,48 @@ func (c *classifier) exportSenders(files []*ast.File) {
 	for fn, p := range c.senders {
 		c.pass.ExportObjectFact(fn, &PatchSender{Patch: p.Patch, Obj: p.Obj})
 	}
+}
+
+// sendsHandedPatch returns the PatchSender fact of fd when its body sends a
+// status patch that is one of its parameters: through a status writer's
+// Patch, or through a sender known so far.
+func (c *classifier) sendsHandedPatch(fd *ast.FuncDecl) (PatchSender, bool) {
+	info := c.pass.TypesInfo
+	ps := params(fd)[1:]
+	var found PatchSender
+	ok := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		call, isCall := n.(*ast.CallExpr)
+		if ok || !isCall {
+			return !ok
+		}
+		callee := lookup.Callee(info, call)
+		var obj, patch ast.Expr
+		if lookup.IsMethod(callee, lookup.ClientPkg, "Patch", "SubResourceWriter", "StatusWriter", "SubResourceClient") {
+			if len(call.Args) >= 3 && onStatus(info, call) {
+				obj, patch = call.Args[1], call.Args[2]
+			}
+		} else if p, isSender := c.sender(callee); isSender {
+			obj, patch = p.args(call)
+		}
+		if pi := paramIndex(info, ps, patch); pi >= 0 {
+			found, ok = PatchSender{Patch: pi, Obj: paramIndex(info, ps, stripAddr(obj))}, true
+		}
+		return !ok
+	})
+	return found, ok
+}
+
+// args returns the object (nil when it is not a parameter) and the patch
+// that call hands to the sender.
+func (p PatchSender) args(call *ast.CallExpr) (obj, patch ast.Expr) {
+	if p.Patch >= len(call.Args) {
+		return nil, nil
+	}
+	if p.Obj >= 0 && p.Obj < len(call.Args) {
+		obj = call.Args[p.Obj]
+	}
+	return obj, call.Args[p.Patch]
 }
 
 // isParam reports whether e names a parameter of the function declaration
@@ -552,11 +557,11 @@ func outerBody(cur inspector.Cursor) *ast.BlockStmt {
 	return body
 }
 
-// enclosingLit returns the innermost function literal holding cur, or nil.
-func enclosingLit(cur inspector.Cursor) *ast.FuncLit {
+// innermostFunc returns the innermost function declaration or literal
+// holding cur, or nil.
+func innermostFunc(cur inspector.Cursor) ast.Node {
 	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
-		lit, _ := c.Node().(*ast.FuncLit)
-		return lit
+		return c.Node()
 	}
 	return nil
 }
@@ -575,20 +580,34 @@ func resolveAt(info *types.Info, body *ast.BlockStmt, e ast.Expr, pos token.Pos)
 		if !ok || v.Pkg() == nil || v.Parent() == v.Pkg().Scope() {
 			return e, at
 		}
-		rhs, p := lastAssign(info, body, v, pos)
+		rhs, n := lastAssign(info, body, v, pos)
 		if rhs == nil {
 			return e, at
 		}
-		e, at, pos = rhs, p, p
+		e, at, pos = rhs, n.Pos(), n.Pos()
 	}
 	return e, at
 }
 
 // lastAssign returns the value last assigned to v in body before pos (in
-// source order), and where.
-func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.Pos) (ast.Expr, token.Pos) {
+// source order), and the assignment or declaration: the value is nil when
+// that one is not a plain assignment of one value to v.
+func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.Pos) (ast.Expr, ast.Node) {
 	var rhs ast.Expr
-	at := token.NoPos
+	var at ast.Node
+	// value is the i-th of lhs's values: one each, or the first result of
+	// a single call (data, err := json.Marshal(v)).
+	value := func(i, lhs int, values []ast.Expr) ast.Expr {
+		switch {
+		case lhs == len(values):
+			return values[i]
+		case len(values) == 1 && i == 0:
+			if _, ok := ast.Unparen(values[0]).(*ast.CallExpr); ok {
+				return values[0]
+			}
+		}
+		return nil
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if n == nil || n.Pos() >= pos {
 			return false
@@ -597,26 +616,16 @@ func lastAssign(info *types.Info, body *ast.BlockStmt, v *types.Var, pos token.P
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
 				if id, ok := ast.Unparen(l).(*ast.Ident); ok && info.ObjectOf(id) == v {
-					rhs, at = nil, n.Pos()
-					switch {
-					case n.Tok != token.ASSIGN && n.Tok != token.DEFINE:
-					case len(n.Lhs) == len(n.Rhs):
-						rhs = n.Rhs[i]
-					case len(n.Rhs) == 1 && i == 0:
-						// The first result of a call: data, err := json.Marshal(v).
-						if _, ok := ast.Unparen(n.Rhs[0]).(*ast.CallExpr); ok {
-							rhs = n.Rhs[0]
-						}
+					rhs, at = nil, n
+					if n.Tok == token.ASSIGN || n.Tok == token.DEFINE {
+						rhs = value(i, len(n.Lhs), n.Rhs)
 					}
 				}
 			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
 				if info.ObjectOf(name) == v {
-					rhs, at = nil, n.Pos()
-					if len(n.Names) == len(n.Values) {
-						rhs = n.Values[i]
-					}
+					rhs, at = value(i, len(n.Names), n.Values), n
 				}
 			}
 		}
@@ -660,12 +669,4 @@ func deepCopySource(info *types.Info, body *ast.BlockStmt, base ast.Expr, pos to
 		return nil
 	}
 	return src
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
 }

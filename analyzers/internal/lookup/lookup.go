@@ -5,7 +5,10 @@ package lookup
 import (
 	"go/ast"
 	"go/types"
+	"slices"
+	"strings"
 
+	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/ast/inspector"
 	"golang.org/x/tools/go/types/typeutil"
 )
@@ -25,6 +28,35 @@ const (
 	UnstructuredPkg     = "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	MergePatchType      = "application/merge-patch+json"
 )
+
+// FlagSkipTests is the flag, of each analyzer, that leaves files ending in
+// _test.go out of its reports.
+const FlagSkipTests = "skiptests"
+
+// AddSkipTests adds the FlagSkipTests flag to a; SkipTests honours it.
+func AddSkipTests(a *analysis.Analyzer) {
+	a.Flags.Bool(FlagSkipTests, false, "do not report in files ending in _test.go")
+}
+
+// SkipTests makes pass drop the diagnostics in files ending in _test.go when
+// its analyzer's FlagSkipTests flag is set.
+func SkipTests(pass *analysis.Pass) {
+	if !BoolFlag(pass.Analyzer, FlagSkipTests) {
+		return
+	}
+	report := pass.Report
+	pass.Report = func(d analysis.Diagnostic) {
+		if !strings.HasSuffix(pass.Fset.Position(d.Pos).Filename, "_test.go") {
+			report(d)
+		}
+	}
+}
+
+// BoolFlag returns the value of a's boolean flag name.
+func BoolFlag(a *analysis.Analyzer, name string) bool {
+	f := a.Flags.Lookup(name)
+	return f != nil && f.Value.String() == "true"
+}
 
 // IsHelperPkg reports whether path is the package of a patch helper that
 // merges conditions per type: Cluster API's, current and deprecated, or
@@ -55,7 +87,7 @@ func IsFunc(fn *types.Func, pkg string, names ...string) bool {
 	if sig, ok := fn.Type().(*types.Signature); !ok || sig.Recv() != nil {
 		return false
 	}
-	return oneOf(fn.Name(), names)
+	return slices.Contains(names, fn.Name())
 }
 
 // RecvName returns the name of the type declaring method fn, without
@@ -90,16 +122,7 @@ func IsMethod(fn *types.Func, pkg, name string, recvs ...string) bool {
 		return false
 	}
 	p, r := RecvName(fn)
-	return p == pkg && (len(recvs) == 0 || oneOf(r, recvs))
-}
-
-func oneOf(s string, names []string) bool {
-	for _, n := range names {
-		if s == n {
-			return true
-		}
-	}
-	return false
+	return p == pkg && (len(recvs) == 0 || slices.Contains(recvs, r))
 }
 
 // Defs maps each local variable assigned exactly once, by its declaration,
