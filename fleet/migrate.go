@@ -2,7 +2,6 @@ package fleet
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -310,18 +309,9 @@ func (m *Migrator) seed(ctx context.Context, cur client.Object, gvk schema.Group
 // from the storage layer, not a 422 from the patch). cur receives the
 // server's answer.
 func (m *Migrator) write(ctx context.Context, cur client.Object, entries []metav1.ManagedFieldsEntry) error {
-	value := entries
-	if len(value) == 0 {
-		// An empty list means "keep the live managedFields" to the API
-		// server; a single empty entry is its spelling of "clear them".
-		value = []metav1.ManagedFieldsEntry{{}}
-	}
-	patch, err := json.Marshal([]map[string]any{
-		{"op": "replace", "path": "/metadata/managedFields", "value": value},
-		{"op": "replace", "path": "/metadata/resourceVersion", "value": cur.GetResourceVersion()},
-	})
+	patch, err := ownership.ManagedFieldsPatch(entries, cur.GetResourceVersion())
 	if err != nil {
-		return fmt.Errorf("encoding managedFields patch: %w", err)
+		return err
 	}
 	if err := m.client.Patch(ctx, cur, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		if apierrors.IsConflict(err) {

@@ -330,17 +330,12 @@ func mergeIntoApply(ds []decoded, moved map[applyTarget]*fieldpath.Set, now time
 				d.entry.Subresource == ownership.StatusSubresource
 		})
 		if idx < 0 {
-			stamp := metav1.NewTime(now.UTC().Truncate(time.Second))
-			ds = append(ds, decoded{
-				raw: metav1.ManagedFieldsEntry{
-					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
-					Time: &stamp, FieldsType: ownership.FieldsV1Type, Subresource: ownership.StatusSubresource,
-				},
-				entry: ownership.Entry{
-					Manager: t.manager, Operation: metav1.ManagedFieldsOperationApply, APIVersion: t.apiVersion,
-					Time: stamp.Time, Subresource: ownership.StatusSubresource, Fields: moved[t],
-				},
-			})
+			e := ownership.NewApplyEntry(t.manager, ownership.StatusSubresource, t.apiVersion, moved[t], now)
+			raw, err := e.Record()
+			if err != nil {
+				return nil, err
+			}
+			ds = append(ds, decoded{raw: raw, entry: e})
 			continue
 		}
 		fields := moved[t]

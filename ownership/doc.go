@@ -12,6 +12,10 @@
 //   - AppliedFields reads one manager's Apply entry, as every apply does.
 //   - StatusPath, ConditionsPath, ConditionPath and Subtree name and cut the
 //     parts of status a field set holds.
+//   - HandBack moves fields from before-first-apply to a manager's Apply
+//     entry, and ManagedFieldsPatch writes managedFields guarded by
+//     resourceVersion: what an Applier recovering from lost managedFields and
+//     a fleet migration both do.
 //
 // Auditing, linting and migrating many objects are in package fleet, which
 // sits above this one.
