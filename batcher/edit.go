@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -42,7 +44,11 @@ type Edit[O client.Object] func(obj O) error
 //   - a field it set or changed is applied; a change inside a list element
 //     keyed by its fields (a condition) claims the whole element;
 //   - a field it removed is released if only this manager owns it; otherwise
-//     Flush fails with ErrRemovesForeignField naming the owner;
+//     Flush fails with ErrRemovesForeignField naming the owner. Fields whose
+//     managedFields were lost are held by before-first-apply, which is no
+//     writer: when it is the only other owner, the Applier takes them back
+//     for this manager first (not in a dry run) and the removal goes ahead;
+//     an object without any managedFields is refused, its owners unknown;
 //   - a field set to the value it had is not claimed.
 //
 // Edits and Mutators may be mixed in one entry, in queue order. A Mutator sees
@@ -324,6 +330,7 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		return err
 	}
 	var foreign []string
+	onlyBeforeFirstApply := true
 	for _, entry := range owners.Entries {
 		if entry.Manager == e.target.Manager {
 			continue
@@ -331,6 +338,7 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		removed.Iterate(func(p fieldpath.Path) {
 			topmost(claimElements(ownership.Subtree(entry.Fields, p))).Iterate(func(owned fieldpath.Path) {
 				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", owned, entry))
+				onlyBeforeFirstApply = onlyBeforeFirstApply && isBeforeFirstApply(entry)
 			})
 		})
 	}
@@ -338,5 +346,16 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		return nil
 	}
 	sort.Strings(foreign)
-	return fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+	err = fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+	if onlyBeforeFirstApply {
+		// No real manager holds them: the Applier takes them back.
+		return &batching.HeldBeforeFirstApply{Fields: removed, Err: err}
+	}
+	return err
+}
+
+// isBeforeFirstApply reports whether entry is the API server's attribution
+// of fields whose managedFields were lost, not a writer.
+func isBeforeFirstApply(entry ownership.Entry) bool {
+	return entry.Manager == ownership.BeforeFirstApplyManager && entry.Operation == metav1.ManagedFieldsOperationUpdate
 }

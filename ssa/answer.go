@@ -12,6 +12,7 @@ import (
 
 	"github.com/statusapply/statusapply/internal/objects"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -70,6 +71,27 @@ func (a *answer) hasManagedFields() bool {
 		return ownership.HasManagedFields(a.obj)
 	}
 	return len(a.meta.ManagedFields) > 0
+}
+
+// holdsBeforeFirstApply is holdsBeforeFirstApply on the response.
+func (a *answer) holdsBeforeFirstApply() bool {
+	if a.obj != nil {
+		return holdsBeforeFirstApply(a.obj)
+	}
+	return ownership.HoldsBeforeFirstApply(a.meta.ManagedFields)
+}
+
+// object returns the response as an object, decoding a deferred one as
+// unstructured content (with its managedFields whole, unlike meta).
+func (a *answer) object() (client.Object, error) {
+	if a.obj != nil {
+		return a.obj, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := objects.Decode(a.raw, u); err != nil {
+		return nil, err
+	}
+	return u, nil
 }
 
 // entry is appliedEntry on the response.

@@ -126,6 +126,16 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // request, and after a response it would act on (a refusal, a read), with the
 // context's cause. Errors are *Error and wrap the cause. Most callers queue
 // contributions in a batcher.Batch instead, whose Flush does this per entry.
+//
+// A manager whose managedFields were lost finds its fields held by
+// before-first-apply, which would keep them alive when it omits them: before
+// sending (and after an apply that made the API server attribute the fields),
+// Apply takes back exactly the fields its intent claims or it owns that
+// before-first-apply holds, never another manager's, with one managedFields
+// patch of the object guarded by resourceVersion, counted in
+// statusapply_ownership_recoveries_total, logged and recorded as a
+// ReasonFieldsRecovered Event. Dry runs take nothing back; a manager that may
+// not patch the object goes on without.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
 }
@@ -189,6 +199,9 @@ type applyRun struct {
 	like client.Object
 	// reread is set once the object was read again for its managedFields.
 	reread bool
+	// noTakeBack is set once the manager was refused the managedFields
+	// rewrite that takes fields back from before-first-apply.
+	noTakeBack bool
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
@@ -288,7 +301,10 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return true, nil
 	}
 	if err != nil {
-		return false, err
+		return r.recoverRemoved(ctx, obs, err)
+	}
+	if again, took, err := r.recoverBefore(ctx, st, obs, in); err != nil || took {
+		return again, err
 	}
 	if in.unchanged {
 		r.skipped()
@@ -301,6 +317,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return r.refused(ctx, in, obs, sendErr)
 	}
 	r.applied(resp, in)
+	r.recoverAfter(ctx, resp)
 	return false, nil
 }
 
@@ -352,7 +369,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 			if conflicts.Classify(err) == conflicts.ClassStale {
 				// The API server checks ownership before the guard: a re-sent
 				// guarded apply can still find the object changed.
-				return r.staleRetry(ctx, obs, err)
+				return r.staleRetry(ctx, obs, err, r.opts.Guarded)
 			}
 			return false, err
 		}
@@ -361,7 +378,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 		}
 		return false, nil
 	case conflicts.ClassStale:
-		return r.staleRetry(ctx, obs, sendErr)
+		return r.staleRetry(ctx, obs, sendErr, r.opts.Guarded)
 	default:
 		return false, sendErr
 	}
@@ -369,8 +386,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 
 // staleRetry handles a failed resourceVersion or uid precondition (a 409
 // without causes): it reads the object again and retries a guarded apply
-// within its backoff. An object deleted since observed is NotFound.
-func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr error) (again bool, err error) {
+// within its backoff (any write when retry is set). An object deleted since
+// observed is NotFound.
+func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr error, retry bool) (again bool, err error) {
 	fresh, err := r.read(ctx, r.t, r.series)
 	if err != nil {
 		return false, err
@@ -380,7 +398,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 			apierrors.NewNotFound(r.groupResource(r.t.GVK), r.t.Name))
 	}
 	r.res.Object = fresh
-	if !r.opts.Guarded {
+	if !retry {
 		return false, sendErr
 	}
 	if r.backoff.Steps <= 1 {

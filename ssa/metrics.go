@@ -21,8 +21,10 @@ type metrics struct {
 	conflicts *prometheus.CounterVec // also labelled by class
 	retries   *prometheus.CounterVec
 	reads     *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	pending   *prometheus.GaugeVec
+	// recoveries counts fields taken back from before-first-apply.
+	recoveries *prometheus.CounterVec
+	latency    *prometheus.HistogramVec
+	pending    *prometheus.GaugeVec
 	// Shadow mode: entries compared by outcome, and what diverged.
 	shadowEntries     *prometheus.CounterVec
 	shadowDivergences *prometheus.CounterVec
@@ -54,6 +56,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		conflicts: counter("statusapply_conflicts_total", "Applies answered with 409 Conflict, by class.", conflictLabels),
 		retries:   counter("statusapply_retries_total", "Guarded applies sent again after a stale resourceVersion.", objectLabels),
 		reads:     counter("statusapply_reads_total", "Objects read from the API server (guarded retries, missing managedFields).", objectLabels),
+		recoveries: counter("statusapply_ownership_recoveries_total",
+			"managedFields rewrites by which a manager took back from before-first-apply the fields of its intent.", objectLabels),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "statusapply_apply_duration_seconds",
 			Help:    "Latency of one server-side apply request, from sending it to its answer, whatever the answer.",
@@ -77,6 +81,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	register(reg, &m.conflicts, &err)
 	register(reg, &m.retries, &err)
 	register(reg, &m.reads, &err)
+	register(reg, &m.recoveries, &err)
 	register(reg, &m.latency, &err)
 	register(reg, &m.pending, &err)
 	register(reg, &m.shadowEntries, &err)
@@ -112,6 +117,7 @@ func counter(name, help string, labels []string) *prometheus.CounterVec {
 type targetMetrics struct {
 	labels                           prometheus.Labels // callers must not modify it
 	applies, skipped, retries, reads lazySeries[prometheus.Counter]
+	recoveries                       lazySeries[prometheus.Counter]
 	latency                          lazySeries[prometheus.Observer]
 	pending                          lazySeries[prometheus.Gauge]
 }
@@ -161,13 +167,14 @@ func (m *metrics) ofKey(key [3]string) *targetMetrics {
 	}
 	l := prometheus.Labels{"manager": key[0], "group": key[1], "kind": key[2]}
 	tm := &targetMetrics{
-		labels:  l,
-		applies: lazySeries[prometheus.Counter]{with: m.applies.With, labels: l},
-		skipped: lazySeries[prometheus.Counter]{with: m.skipped.With, labels: l},
-		retries: lazySeries[prometheus.Counter]{with: m.retries.With, labels: l},
-		reads:   lazySeries[prometheus.Counter]{with: m.reads.With, labels: l},
-		latency: lazySeries[prometheus.Observer]{with: m.latency.With, labels: l},
-		pending: lazySeries[prometheus.Gauge]{with: m.pending.With, labels: l},
+		labels:     l,
+		applies:    lazySeries[prometheus.Counter]{with: m.applies.With, labels: l},
+		skipped:    lazySeries[prometheus.Counter]{with: m.skipped.With, labels: l},
+		retries:    lazySeries[prometheus.Counter]{with: m.retries.With, labels: l},
+		reads:      lazySeries[prometheus.Counter]{with: m.reads.With, labels: l},
+		recoveries: lazySeries[prometheus.Counter]{with: m.recoveries.With, labels: l},
+		latency:    lazySeries[prometheus.Observer]{with: m.latency.With, labels: l},
+		pending:    lazySeries[prometheus.Gauge]{with: m.pending.With, labels: l},
 	}
 	next[key] = tm
 	m.targets.Store(&next)

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 )
 
 // Extras is how one Apply of a batch's entry runs beyond its ApplyOptions.
@@ -44,6 +45,23 @@ type TypedBuild struct {
 // ErrBuildUntyped is wrapped by a TypedBuild's Mutate that cannot build the
 // intent in its type; it never reaches Apply's caller.
 var ErrBuildUntyped = errors.New("the intent needs the unstructured build")
+
+// HeldBeforeFirstApply is the error of a build that removes fields which,
+// besides the manager itself, only before-first-apply holds (the API server's
+// owner of fields whose managedFields were lost): the Applier gives the
+// manager those fields and builds again. Err is the refusal that stands when
+// it does not (a dry run, a manager without the right to patch the object).
+type HeldBeforeFirstApply struct {
+	// Fields are the removed paths: everything before-first-apply holds at
+	// or below them is the manager's to take back.
+	Fields *fieldpath.Set
+	Err    error
+}
+
+func (e *HeldBeforeFirstApply) Error() string { return e.Err.Error() }
+
+// Unwrap returns the refusal.
+func (e *HeldBeforeFirstApply) Unwrap() error { return e.Err }
 
 // Series names one metrics series: a field manager and a kind.
 type Series struct{ Manager, Group, Kind string }

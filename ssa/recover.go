@@ -1,0 +1,256 @@
+package ssa
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// ReasonFieldsRecovered is the reason of the Normal Event an Applier records
+// when a field manager takes back from before-first-apply the fields of its
+// intent (see Applier.Apply).
+const ReasonFieldsRecovered = "StatusFieldsRecovered"
+
+// When an object's managedFields are lost (cleared by a person or a tool), the
+// next apply makes the API server attribute every field to before-first-apply,
+// an Update owner: an apply then only shares its fields with it, so omitting
+// one no longer deletes it, and an Edit may not remove what it holds. A manager
+// that finds before-first-apply holding fields of its intent takes exactly
+// those back, in one managedFields rewrite guarded by resourceVersion that
+// moves them from before-first-apply's entry to its own: no field is ever
+// without an owner, and no other manager gives anything up.
+
+// holdsBeforeFirstApply reports whether obj's managedFields have a
+// before-first-apply entry, decoding no field set: every attempt asks.
+func holdsBeforeFirstApply(obj client.Object) bool {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return ownership.HoldsBeforeFirstApply(obj.GetManagedFields())
+	}
+	entries, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	items, _ := entries.([]any)
+	for _, item := range items {
+		mf, _ := item.(map[string]any)
+		if mf["manager"] == ownership.BeforeFirstApplyManager && mf["operation"] == string(metav1.ManagedFieldsOperationUpdate) {
+			return true
+		}
+	}
+	return false
+}
+
+// intentFields is what t's manager claims with in, or owns when in changes
+// nothing, and what it owns now (st), within what an apply to t writes.
+func (a *Applier) intentFields(t Target, st *ownedState, in *prepared) (*fieldpath.Set, error) {
+	set := fieldpath.NewSet()
+	if len(st.entry) > 0 {
+		owned, err := decodeFieldSet(st.entry)
+		if err != nil {
+			return nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
+		}
+		set = owned
+	}
+	if !in.unchanged {
+		content := in.content
+		if content == nil {
+			if err := json.Unmarshal(in.body, &content); err != nil {
+				return nil, fmt.Errorf("decoding the intent: %w", err)
+			}
+		}
+		u := &unstructured.Unstructured{Object: content}
+		u.SetGroupVersionKind(t.GVK)
+		tv, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates)
+		if err != nil {
+			return nil, fmt.Errorf("%w: the intent does not match the schema of its kind: %w", ErrInvalidInput, err)
+		}
+		claimed, err := tv.ToFieldSet()
+		if err != nil {
+			return nil, fmt.Errorf("%w: the fields of the intent: %w", ErrInvalidInput, err)
+		}
+		set = set.Union(claimed)
+	}
+	if t.Subresource == StatusSubresource {
+		set = ownership.Subtree(set, ownership.StatusPath())
+	}
+	return set, nil
+}
+
+// takeBack moves to t's manager what before-first-apply holds on obs among
+// exact, and at or below the paths of below, with one managedFields patch
+// guarded by obs's resourceVersion, and reports it. It returns the object as
+// patched, or nil when there was nothing to take; a 409 is returned as is.
+func (r *applyRun) takeBack(ctx context.Context, obs client.Object, exact, below *fieldpath.Set) (*unstructured.Unstructured, error) {
+	mfs := obs.GetManagedFields()
+	if len(mfs) == 0 {
+		return nil, nil // unreadable entries: nothing is moved on a guess
+	}
+	out, taken, err := ownership.HandBack(mfs, r.t.Manager, string(r.t.Subresource), r.t.GVK.GroupVersion().String(),
+		exact, below, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("taking fields back from %s: %w", ownership.BeforeFirstApplyManager, err)
+	}
+	if taken.Empty() {
+		return nil, nil
+	}
+	patch, err := ownership.ManagedFieldsPatch(out, obs.GetResourceVersion())
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.t.GVK)
+	u.SetNamespace(r.t.Namespace)
+	u.SetName(r.t.Name)
+	release, err := r.lanes.acquire(ctx, r.t.Object())
+	if err != nil {
+		return nil, err
+	}
+	if err := ended(ctx); err != nil {
+		release()
+		return nil, err
+	}
+	// managedFields are written through the main resource only.
+	err = r.client.Patch(ctx, u, client.RawPatch(types.JSONPatchType, patch), client.FieldOwner(r.t.Manager))
+	release()
+	if err != nil {
+		return nil, outcomeUnknown(ctx, err)
+	}
+	r.recovered(obs, taken)
+	return u, nil
+}
+
+// recovered counts, logs and records as an Event fields taken back.
+func (r *applyRun) recovered(obs client.Object, taken *fieldpath.Set) {
+	r.series.recoveries.get().Inc()
+	var paths []string
+	taken.Leaves().Iterate(func(p fieldpath.Path) { paths = append(paths, p.String()) })
+	r.logger.Info("took back from "+ownership.BeforeFirstApplyManager+" the fields of the intent",
+		"target", r.t.String(), "fields", paths)
+	if rec := r.cfg.recorder; rec != nil {
+		note := fmt.Sprintf("manager %s took back from %s, which held them since managedFields were lost: %s",
+			r.t.Manager, ownership.BeforeFirstApplyManager, strings.Join(paths, ", "))
+		if len(note) > 1000 {
+			note = strings.ToValidUTF8(note[:997], "") + "..."
+		}
+		rec.Eventf(obs, nil, corev1.EventTypeNormal, ReasonFieldsRecovered, "TakeBack", "%s", note)
+	}
+}
+
+// recover takes back fields before-first-apply holds (see takeBack) before an
+// apply; again asks for a rebuild on the object left in r.res.Object. took is
+// false when nothing was taken: the apply goes on as it was. A stale
+// resourceVersion reads the object again and retries within the guard
+// backoff, guarded or not, since the rewrite itself always is; a manager that
+// may not patch the object goes on without, once logged.
+func (r *applyRun) recover(ctx context.Context, obs client.Object, exact, below *fieldpath.Set) (again, took bool, err error) {
+	if r.x.DryRun || r.noTakeBack {
+		return false, false, nil
+	}
+	fresh, err := r.takeBack(ctx, obs, exact, below)
+	switch {
+	case err == nil && fresh == nil:
+		return false, false, nil
+	case err == nil:
+		r.res.Object = fresh
+		return true, true, nil
+	case apierrors.IsConflict(err) && ended(ctx) == nil:
+		again, err = r.staleRetry(ctx, obs, err, true)
+		return again, true, err
+	case apierrors.IsForbidden(err):
+		r.noTakeBack = true
+		r.logger.Info("cannot take back fields "+ownership.BeforeFirstApplyManager+" holds: patching the object is forbidden",
+			"target", r.t.String(), "error", err.Error())
+		return false, false, nil
+	}
+	return false, false, err
+}
+
+// recoverBefore is recover for what the intent claims and the manager owns,
+// when obs shows before-first-apply at all.
+func (r *applyRun) recoverBefore(ctx context.Context, st *ownedState, obs client.Object, in *prepared) (again, took bool, err error) {
+	if r.x.DryRun || r.noTakeBack || !holdsBeforeFirstApply(obs) {
+		return false, false, nil
+	}
+	want, err := r.intentFields(r.t, st, in)
+	if err != nil {
+		return false, false, err
+	}
+	return r.recover(ctx, obs, want, nil)
+}
+
+// recoverRemoved is recover for an Edit's removal of fields that, besides the
+// manager, only before-first-apply holds; err is the build's refusal.
+func (r *applyRun) recoverRemoved(ctx context.Context, obs client.Object, err error) (again bool, _ error) {
+	var held *batching.HeldBeforeFirstApply
+	if !errors.As(err, &held) {
+		return false, err
+	}
+	again, took, rerr := r.recover(ctx, obs, nil, held.Fields)
+	switch {
+	case rerr != nil:
+		return false, rerr
+	case !took:
+		return false, err
+	}
+	return again, nil
+}
+
+// recoverAfter takes back, after an apply, what before-first-apply holds of
+// what the manager now owns: the apply to an object without managedFields
+// made the API server attribute every field to it. A race only postpones it
+// to the next apply, which finds before-first-apply before sending.
+func (r *applyRun) recoverAfter(ctx context.Context, resp *answer) {
+	if r.x.DryRun || r.noTakeBack || !resp.holdsBeforeFirstApply() {
+		return
+	}
+	obj, err := resp.object()
+	if err != nil {
+		return
+	}
+	raw, found, err := appliedEntry(obj, r.t.Manager, r.t.Subresource)
+	if err != nil || !found {
+		return
+	}
+	owned, err := decodeFieldSet(raw)
+	if err != nil {
+		return
+	}
+	if r.t.Subresource == StatusSubresource {
+		owned = ownership.Subtree(owned, ownership.StatusPath())
+	}
+	fresh, err := r.takeBack(ctx, obj, owned, nil)
+	switch {
+	case apierrors.IsForbidden(err):
+		r.noTakeBack = true
+		r.logger.Info("cannot take back fields "+ownership.BeforeFirstApplyManager+" holds: patching the object is forbidden",
+			"target", r.t.String(), "error", err.Error())
+		return
+	case err != nil:
+		r.debug("taking back fields from "+ownership.BeforeFirstApplyManager+" after the apply failed; the next apply does",
+			"error", err.Error())
+		return
+	case fresh == nil:
+		return
+	}
+	ans, err := answerFromUnstructured(fresh, r.like, r.t)
+	if err != nil {
+		return
+	}
+	if ans.raw, err = fresh.MarshalJSON(); err != nil {
+		ans.raw = nil
+	}
+	r.res.answered(ans)
+}

@@ -1,0 +1,211 @@
+package integration
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
+	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
+)
+
+var _ = Describe("writers whose managedFields were lost", func() {
+	const (
+		mutator = "readiness"  // batcher.Status
+		editor  = "networking" // batcher.EditStatus
+	)
+	var (
+		ns       string
+		key      client.ObjectKey
+		reg      *prometheus.Registry
+		recorder *events
+		reports  *shadowReports
+		applier  *ssa.Applier
+		requests *apiserver.Requests
+	)
+
+	BeforeEach(func(ctx context.Context) {
+		ns = suite.Namespace(ctx, env)
+		reg = prometheus.NewRegistry()
+		recorder = &events{}
+		reports = &shadowReports{}
+		applier, _, requests = newApplier(ssa.WithRegisterer(reg), ssa.WithEventRecorder(recorder))
+		key = client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
+
+		By("each writer owns its condition, then managedFields are cleared")
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		edit(ctx, applier, key, markCondition("Reachable", metav1.ConditionTrue))
+		w := getWidget(ctx, key)
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
+		Expect(ownsCondition(w, editor, "Reachable")).To(BeTrue())
+		Expect(widgets.ClearManagedFields(ctx, env.Client, key)).To(Succeed())
+		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
+	})
+
+	// recoveries reads statusapply_ownership_recoveries_total per manager.
+	recoveries := func() map[string]float64 {
+		families, err := reg.Gather()
+		Expect(err).NotTo(HaveOccurred())
+		got := map[string]float64{}
+		for _, f := range families {
+			if f.GetName() != "statusapply_ownership_recoveries_total" {
+				continue
+			}
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "manager" {
+						got[l.GetValue()] += m.GetCounter().GetValue()
+					}
+				}
+			}
+		}
+		return got
+	}
+	heldBeforeFirstApply := func(ctx context.Context) []string {
+		o, err := ownership.Inspect(getWidget(ctx, key))
+		if errors.Is(err, ownership.ErrNoManagedFields) {
+			return nil // every field released: nothing is left to own
+		}
+		Expect(err).NotTo(HaveOccurred())
+		return o.ConditionTypes()[ownership.BeforeFirstApplyManager]
+	}
+
+	It("takes back the Mutator's and the Edit's conditions, so that their removals delete them, and says so", func(ctx context.Context) {
+		ctx = reports.into(ctx)
+		By("the Mutator writes again: its apply makes the API server attribute every field to before-first-apply")
+		requests.Reset()
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 1, "apply": 1, "patch": 1}),
+			"a read for the missing managedFields, the apply, the managedFields rewrite")
+		w := getWidget(ctx, key)
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}), "Ready is the Mutator's alone; Reachable is not its to take")
+		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered}))
+		Expect(recorder.notes[0]).To(ContainSubstring(`.status.conditions[type="Ready"].status`))
+		Expect(recorder.notes[0]).NotTo(ContainSubstring("Reachable"))
+		Expect(strings.Join(reports.lines, "\n")).To(ContainSubstring("took back from before-first-apply"))
+
+		By("steady reconciles pay nothing")
+		requests.Reset()
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		edit(ctx, applier, key, markCondition("Reachable", metav1.ConditionTrue))
+		Expect(apiRequests(requests)).To(BeEmpty())
+
+		By("the Mutator's removal deletes Ready; Reachable stays, held as it was")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.RemoveCondition("Ready"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("Reachable", "True")))
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
+
+		By("the Edit's removal takes Reachable back from before-first-apply and deletes it")
+		requests.Reset()
+		edit(ctx, applier, key, dropCondition("Reachable"))
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"patch": 1, "apply": 1}))
+		w = getWidget(ctx, key)
+		Expect(w.Status.Conditions).To(BeEmpty())
+		Expect(heldBeforeFirstApply(ctx)).To(BeEmpty())
+		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1, editor: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered, ssa.ReasonFieldsRecovered}))
+		Expect(recorder.notes[1]).To(ContainSubstring(`.status.conditions[type="Reachable"]`))
+	})
+
+	It("takes back an Edit's changed condition before applying it, instead of conflicting", func(ctx context.Context) {
+		By("another writer's apply makes the API server attribute every field to before-first-apply")
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "other", widgets.CS("Other", "True"))).To(Succeed())
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable", "Ready"}))
+
+		requests.Reset()
+		edit(ctx, applier, key, markCondition("Reachable", metav1.ConditionFalse))
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"patch": 1, "apply": 1}))
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "True", "Reachable", "False", "Other", "True")))
+		Expect(ownsCondition(w, editor, "Reachable")).To(BeTrue())
+		Expect(ownsCondition(w, "other", "Other")).To(BeTrue(), "the other writer keeps its condition")
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Ready"}))
+		Expect(recoveries()).To(Equal(map[string]float64{editor: 1}))
+
+		By("the control: the same change as a raw apply conflicts with before-first-apply")
+		err := widgets.ApplyConditions(ctx, env.Client, key, "raw", widgets.CS("Ready", "False"))
+		Expect(err).To(MatchError(ContainSubstring(ownership.BeforeFirstApplyManager)))
+	})
+
+	It("never takes a real manager's fields, only before-first-apply's", func(ctx context.Context) {
+		By("a real manager applies Ready as it is, sharing it with before-first-apply")
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "other", "Ready")).To(Succeed())
+		Expect(ownsCondition(getWidget(ctx, key), "other", "Ready")).To(BeTrue())
+
+		requests.Reset()
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"patch": 1}), "taken back, then nothing left to apply")
+		w := getWidget(ctx, key)
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
+		Expect(ownsCondition(w, "other", "Ready")).To(BeTrue(), "the real manager keeps Ready")
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
+
+		By("the Mutator's removal releases its share; Ready stays, the other manager's")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.RemoveCondition("Ready"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		w = getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(HaveKey("Ready"))
+		Expect(ownsCondition(w, "other", "Ready")).To(BeTrue())
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeFalse())
+	})
+
+	It("leaves the condition when the raw apply co-owns it with before-first-apply (the control)", func(ctx context.Context) {
+		w := getWidget(ctx, key)
+		ready := w.Status.Conditions[0]
+		Expect(ready.Type).To(Equal("Ready"))
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, mutator, "Ready")).To(Succeed())
+		Expect(heldBeforeFirstApply(ctx)).To(ContainElement("Ready"))
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, mutator, widgets.CS())).To(Succeed(), "the removal is accepted")
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Ready"), "and the condition stays")
+
+		By("a dry run does not take back: the Edit's removal is refused, naming before-first-apply")
+		b := batcher.New(applier)
+		Expect(batcher.EditStatus(b, getWidget(ctx, key), editor, dropCondition("Reachable"))).To(Succeed())
+		results, err := b.DryRun(ctx)
+		Expect(err).To(HaveOccurred())
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Err).To(MatchError(batcher.ErrRemovesForeignField))
+		Expect(results[0].Err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
+		Expect(recoveries()).To(BeEmpty())
+	})
+
+	It("refuses an Edit's removal while managedFields are empty altogether", func(ctx context.Context) {
+		b := batcher.New(applier)
+		Expect(batcher.EditStatus(b, getWidget(ctx, key), editor, dropCondition("Reachable"))).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(ContainSubstring("who owns the fields the edit removes is unknown")))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
+	})
+})
+
+// setReady flushes one batch where the readiness Mutator sets Ready.
+func setReady(ctx context.Context, applier *ssa.Applier, key client.ObjectKey, st metav1.ConditionStatus) {
+	GinkgoHelper()
+	b := batcher.New(applier)
+	Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("Ready", st, "Set"))).To(Succeed())
+	Expect(b.Flush(ctx)).To(Succeed())
+}
+
+// edit flushes one batch where the networking writer runs fn as an Edit.
+func edit(ctx context.Context, applier *ssa.Applier, key client.ObjectKey, fn func(*v1alpha1.Widget) error) {
+	GinkgoHelper()
+	b := batcher.New(applier)
+	Expect(batcher.EditStatus(b, getWidget(ctx, key), "networking", fn)).To(Succeed())
+	Expect(b.Flush(ctx)).To(Succeed())
+}
