@@ -53,9 +53,10 @@ func (f *entryFields) extract(tc managedfields.TypeConverter, observed *unstruct
 	if f.leaves.Empty() {
 		return map[string]any{}, true, nil
 	}
-	tv, err := tc.ObjectToTyped(observed, typed.AllowDuplicates)
+	// Only the entry's fields are typed: what others set is not this schema's to know.
+	tv, err := tc.ObjectToTyped(typedFieldsOnly(observed, f.leaves), typed.AllowDuplicates)
 	if err != nil {
-		return nil, false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
+		return nil, false, fmt.Errorf("%w: the fields the manager owns do not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
 	extracted := tv.ExtractItems(f.leaves)
 	m, ok := extracted.AsValue().Unstructured().(map[string]any)

@@ -94,10 +94,12 @@ func (a *Applier) stillOwned(t Target, prev *ownedState, observed client.Object,
 		return false, err
 	}
 	// Typed through the converter as an extraction is, so that an unknown
-	// field makes a converter reading the cluster's schemas refresh them.
+	// field makes a converter reading the cluster's schemas refresh them;
+	// only the entry's fields, as an extraction types them.
+	u = typedFieldsOnly(u, fields.leaves)
 	tv, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates)
 	if err != nil {
-		return false, fmt.Errorf("%w: the object does not match the schema of its kind: %w", ErrInvalidInput, err)
+		return false, fmt.Errorf("%w: the fields the manager owns do not match the schema of its kind: %w", ErrInvalidInput, err)
 	}
 	return valuesMatch(tv.Schema(), tv.TypeRef(), content, u.Object), nil
 }

@@ -242,4 +242,6 @@ var (
 	// promptGroup's copy changes under converters left at their default
 	// refresh interval.
 	promptGroup = schema.GroupVersion{Group: "prompt.evolving.statusapply.io", Version: "v1"}
+	// skewGroup's copy gains a field its older writer's schema lacks.
+	skewGroup = schema.GroupVersion{Group: "skew.evolving.statusapply.io", Version: "v1"}
 )

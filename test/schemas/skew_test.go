@@ -1,0 +1,84 @@
+package schemas
+
+import (
+	"context"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/suite"
+)
+
+// A writer built from an older CRD YAML keeps writing what its schema has,
+// while another manager writes a field the CRD gained since: it types only
+// the fields it owns and those it states.
+var _ = Describe("a writer whose schema is older than the CRD", func() {
+	It("keeps writing its condition beside a field its schema lacks, and is refused one it names", func(ctx context.Context) {
+		ns := suite.Namespace(ctx, env)
+		crd := installCopy(skewGroup.Group)
+		old := crd.DeepCopy()
+		gvk := skewGroup.WithKind("Sprocket")
+		key := create(ctx, gvk, ns, "s1")
+		stale := newWriter(fromYAML(old))
+		spin := func(st metav1.ConditionStatus) func(*batcher.Batch, *unstructured.Unstructured) error {
+			return func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+				return batcher.Status(b, obj, spinner, spinning(st))
+			}
+		}
+		Expect(stale.reconcile(ctx, gvk, key, spin(metav1.ConditionTrue))).To(Succeed())
+
+		By("the CRD gains status.gears and another manager sets a gear")
+		Eventually(func() error {
+			current := &apiextensionsv1.CustomResourceDefinition{}
+			if err := env.Client.Get(ctx, client.ObjectKeyFromObject(crd), current); err != nil {
+				return err
+			}
+			addGears(current)
+			return env.Client.Update(ctx, current)
+		}).Should(Succeed())
+		Eventually(func(g Gomega) {
+			gear := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{
+				"gears": []any{map[string]any{"name": "b", "size": int64(12)}}}}}
+			gear.SetGroupVersionKind(gvk)
+			gear.SetNamespace(key.Namespace)
+			gear.SetName(key.Name)
+			g.Expect(env.Client.Status().Apply(ctx, client.ApplyConfigurationFromUnstructured(gear), client.FieldOwner(mesher))).To(Succeed())
+			g.Expect(gearNames(get(ctx, gvk, key))).To(Equal([]string{"b"}))
+		}).Should(Succeed())
+
+		By("the control: typing the whole object with the older schema refuses it")
+		_, err := fromYAML(old).ObjectToTyped(get(ctx, gvk, key), typed.AllowDuplicates)
+		Expect(err).To(MatchError(ContainSubstring("gears")))
+
+		By("the older writer changes its condition; the gear stays, the other manager's")
+		stale.requests.Reset()
+		Expect(stale.reconcile(ctx, gvk, key, spin(metav1.ConditionFalse))).To(Succeed())
+		Expect(stale.requests.Count("apply")).To(Equal(1), "%s", stale.requests)
+		obj := get(ctx, gvk, key)
+		Expect(conditionTypes(obj)).To(Equal(map[string]string{"Spinning": "False"}))
+		Expect(owns(obj, spinner, "Spinning")).To(BeTrue())
+		Expect(gearNames(obj)).To(Equal([]string{"b"}))
+		Expect(ownsGear(obj, mesher, "b")).To(BeTrue())
+
+		By("and writes nothing when nothing changed")
+		stale.requests.Reset()
+		Expect(stale.reconcile(ctx, gvk, key, spin(metav1.ConditionFalse))).To(Succeed())
+		Expect(stale.requests.Total()).To(BeZero(), "%s", stale.requests)
+
+		By("its intent naming the field its schema lacks is refused before any request")
+		err = stale.reconcile(ctx, gvk, key, func(b *batcher.Batch, obj *unstructured.Unstructured) error {
+			return batcher.Status(b, obj, spinner, func(ac, _ *unstructured.Unstructured) error { return putGear(ac, "a", 8) })
+		})
+		Expect(err).To(MatchError(ssa.ErrInvalidInput))
+		Expect(err).To(MatchError(ContainSubstring("the intent does not match the schema of Sprocket")))
+		Expect(stale.requests.Total()).To(BeZero(), "%s", stale.requests)
+		Expect(gearNames(get(ctx, gvk, key))).To(Equal([]string{"b"}))
+	})
+})
