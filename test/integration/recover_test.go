@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -89,8 +90,11 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 1, "apply": 1, "patch": 1}),
 			"a read for the missing managedFields, the apply, the managedFields rewrite")
 		w := getWidget(ctx, key)
-		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
-		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}), "Ready is the Mutator's alone; Reachable is not its to take")
+		o, err := ownership.Inspect(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.Owners(ownership.ConditionPath("Ready"))).To(ConsistOf(HaveField("Manager", mutator)), "Ready is the Mutator's alone")
+		Expect(o.ConditionOwners("Reachable")).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)),
+			"Reachable is not the Mutator's to take")
 		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1}))
 		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered}))
 		Expect(recorder.notes[0]).To(ContainSubstring(`.status.conditions[type="Ready"].status`))
@@ -107,7 +111,9 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		b := batcher.New(applier)
 		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.RemoveCondition("Ready"))).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("Reachable", "True")))
+		w = getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Reachable", "True")))
+		Expect(ownsCondition(w, mutator, "Reachable")).To(BeFalse())
 		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
 
 		By("the Edit's removal takes Reachable back from before-first-apply and deletes it")
@@ -140,6 +146,27 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		By("the control: the same change as a raw apply conflicts with before-first-apply")
 		err := widgets.ApplyConditions(ctx, env.Client, key, "raw", widgets.CS("Ready", "False"))
 		Expect(err).To(MatchError(ContainSubstring(ownership.BeforeFirstApplyManager)))
+	})
+
+	It("reads again and takes back anew when a write races the managedFields rewrite", func(ctx context.Context) {
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, "other", widgets.CS("Other", "True"))).To(Succeed())
+		c, counted, err := env.CountingClient()
+		Expect(err).NotTo(HaveOccurred())
+		racy := &racingClient{Client: c, race: func(ctx context.Context) error {
+			return widgets.ApplyConditions(ctx, env.Client, key, "racer", widgets.CS("Racer", "True"))
+		}}
+		racing, err := widgets.NewApplier(racy, ssa.WithRegisterer(reg))
+		Expect(err).NotTo(HaveOccurred())
+
+		edit(ctx, racing, key, markCondition("Reachable", metav1.ConditionFalse))
+		Expect(apiRequests(counted)).To(Equal(map[string]int{"patch": 2, "get": 1, "apply": 1}),
+			"the rewrite met the racing write (409), the object was read again, taken back and applied")
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "True", "Reachable", "False", "Other", "True", "Racer", "True")))
+		Expect(ownsCondition(w, editor, "Reachable")).To(BeTrue())
+		Expect(ownsCondition(w, "racer", "Racer")).To(BeTrue(), "the racing write keeps its owner")
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Ready"}))
+		Expect(recoveries()).To(Equal(map[string]float64{editor: 1}))
 	})
 
 	It("never takes a real manager's fields, only before-first-apply's", func(ctx context.Context) {
@@ -208,4 +235,21 @@ func edit(ctx context.Context, applier *ssa.Applier, key client.ObjectKey, fn fu
 	b := batcher.New(applier)
 	Expect(batcher.EditStatus(b, getWidget(ctx, key), "networking", fn)).To(Succeed())
 	Expect(b.Flush(ctx)).To(Succeed())
+}
+
+// racingClient runs race once, just before the first Patch: a write that
+// lands between the Applier's read and its managedFields rewrite.
+type racingClient struct {
+	client.Client
+	race func(context.Context) error
+	once sync.Once
+}
+
+func (r *racingClient) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+	var err error
+	r.once.Do(func() { err = r.race(ctx) })
+	if err != nil {
+		return err
+	}
+	return r.Client.Patch(ctx, obj, patch, opts...)
 }
