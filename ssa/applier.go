@@ -134,8 +134,14 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // before-first-apply holds, never another manager's, with one managedFields
 // patch of the object guarded by resourceVersion, counted in
 // statusapply_ownership_recoveries_total, logged and recorded as a
-// ReasonFieldsRecovered Event. Dry runs take nothing back; a manager that may
-// not patch the object goes on without.
+// ReasonFieldsRecovered Event. The first apply to an object without
+// managedFields that changes a value conflicts with the attribution it makes:
+// a conflict naming only before-first-apply is recovered so (after an apply
+// claiming nothing, guarded by resourceVersion, that has the attribution
+// stored) and the apply sent again, once; a conflict naming any other manager
+// goes to the conflict policy, and a Yield policy never yields to
+// before-first-apply. Dry runs take nothing back; a manager that may not patch
+// the object goes on without.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
 	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
 }
@@ -202,6 +208,9 @@ type applyRun struct {
 	// noTakeBack is set once the manager was refused the managedFields
 	// rewrite that takes fields back from before-first-apply.
 	noTakeBack bool
+	// conflictRecovered is set once a conflict naming before-first-apply
+	// alone was met with a recovery: the apply is sent again only once.
+	conflictRecovered bool
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
@@ -290,7 +299,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
+	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, r.takesBack(), &r.res)
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
 		// The build needs managedFields the observation lacks: read them, once.
 		fresh, err := r.read(ctx, r.t, r.series)
@@ -347,8 +356,9 @@ func (res *Result) answered(resp *answer) {
 	res.Object, res.Response, res.Sent = resp.obj, resp.raw, true
 }
 
-// refused handles an apply the API server did not accept: a conflict goes to
-// the conflict policy, a stale resourceVersion to staleRetry.
+// refused handles an apply the API server did not accept: a conflict naming
+// before-first-apply alone to recoverConflict, any other conflict to the
+// conflict policy, a stale resourceVersion to staleRetry.
 func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object, sendErr error) (again bool, err error) {
 	if !r.x.DryRun {
 		// Whatever happened on the server, what the manager owns is no
@@ -365,6 +375,9 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 	}
 	switch conflicts.Classify(sendErr) {
 	case conflicts.ClassFieldManagerConflict:
+		if again, took, err := r.recoverConflict(ctx, obs, sendErr); err != nil || took {
+			return again, err
+		}
 		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.x); err != nil {
 			if conflicts.Classify(err) == conflicts.ClassStale {
 				// The API server checks ownership before the guard: a re-sent

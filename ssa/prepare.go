@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -44,9 +45,10 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 }
 
 // prepare builds t's intent on st, checks it, and tells whether it changes
-// anything, on the typed path when typedPath allows it.
+// anything, on the typed path when typedPath allows it. takesBack tells that
+// fields before-first-apply holds will be taken back, not yielded to it.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, res *Result) (*prepared, error) {
+	policy conflicts.Policy, takesBack bool, res *Result) (*prepared, error) {
 	if a.typedPath(b.typed, &opts, policy) {
 		if lay := a.layouts.shared(b.typed.Type); lay != nil {
 			p, err := a.prepareTyped(t, st, obs, b.typed, lay, opts.Mode)
@@ -55,7 +57,7 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 			}
 		}
 	}
-	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, res)
+	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, takesBack, res)
 }
 
 // prepareTyped builds the intent in its apply configuration type, as a copy of
@@ -135,7 +137,7 @@ func (a *Applier) checkIntentSchema(t Target, content map[string]any) error {
 
 // prepareUnstructured builds the intent as unstructured content.
 func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedState, obs client.Object, build BuildFunc,
-	opts ApplyOptions, policy conflicts.Policy, res *Result) (*prepared, error) {
+	opts ApplyOptions, policy conflicts.Policy, takesBack bool, res *Result) (*prepared, error) {
 	owned, err := st.ownedContent()
 	if err != nil {
 		return nil, err
@@ -166,7 +168,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 		if basis, err = a.yieldBasisOf(t, st, owned); err != nil {
 			return nil, err
 		}
-		nothing, err := a.yieldPredicted(ctx, t, obs, intent, basis, res, policy)
+		nothing, err := a.yieldPredicted(ctx, t, obs, intent, basis, res, policy, takesBack)
 		if err != nil {
 			return nil, err
 		}
@@ -251,11 +253,19 @@ func withoutContested(intent map[string]any, basis *yieldBasis, paths []fieldpat
 
 // yieldPredicted leaves out the fields observed's managedFields show contested,
 // reporting as withoutContested; a conflict it cannot foresee is left to resolve.
+// When takesBack, before-first-apply is no writer to yield to: the fields only it
+// contests stay in the intent, for the Applier to take back (see recoverBefore).
 func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.Object, intent *unstructured.Unstructured, basis *yieldBasis,
-	res *Result, policy conflicts.Policy) (sendNothing bool, err error) {
+	res *Result, policy conflicts.Policy, takesBack bool) (sendNothing bool, err error) {
 	predicted, err := conflicts.Predict(observed, a.tc, t.Manager, string(t.Subresource), intent)
-	if err != nil || len(predicted) == 0 {
+	if err != nil {
 		return false, nil //nolint:nilerr // prediction is an optimisation; the API server still decides
+	}
+	if takesBack {
+		predicted = slices.DeleteFunc(predicted, ownedBeforeFirstApply)
+	}
+	if len(predicted) == 0 {
+		return false, nil
 	}
 	d := policy.Decide(predicted)
 	if d.Action != conflicts.ActionRetryWithout {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -253,4 +255,92 @@ func (r *applyRun) recoverAfter(ctx context.Context, resp *answer) {
 		ans.raw = nil
 	}
 	r.res.answered(ans)
+}
+
+// takesBack reports whether this run may still take fields back from
+// before-first-apply: not in a dry run, nor once the rewrite was refused.
+func (r *applyRun) takesBack() bool { return !r.x.DryRun && !r.noTakeBack }
+
+// ownedBeforeFirstApply reports whether c's owner is before-first-apply, the
+// API server's attribution of fields whose managedFields were lost, no writer.
+func ownedBeforeFirstApply(c conflicts.Conflict) bool {
+	return c.Manager == ownership.BeforeFirstApplyManager && c.Operation == metav1.ManagedFieldsOperationUpdate
+}
+
+// onlyBeforeFirstApply reports whether the conflicts are some, all with
+// before-first-apply.
+func onlyBeforeFirstApply(cs []conflicts.Conflict) bool {
+	return len(cs) > 0 && !slices.ContainsFunc(cs, func(c conflicts.Conflict) bool { return !ownedBeforeFirstApply(c) })
+}
+
+// recoverConflict meets a field-manager conflict that names before-first-apply
+// alone. An apply to an object without managedFields makes the API server
+// attribute every field to before-first-apply first, so an apply that changes
+// a value conflicts with that attribution, which, refused, is not stored:
+// there was nothing to take back before sending. recoverConflict reads the
+// object again; when it still has no managedFields, an apply claiming nothing,
+// guarded by the uid and resourceVersion read, has the API server store the
+// attribution (the manager owned nothing, so it releases nothing). The attempt
+// that follows takes back the fields of the intent (recoverBefore) and sends
+// it again: once per Apply. took is false when the conflict is not for it (a
+// real manager named, a dry run, a manager refused the rewrite): the conflict
+// policy decides.
+func (r *applyRun) recoverConflict(ctx context.Context, obs client.Object, sendErr error) (again, took bool, err error) {
+	if !r.takesBack() || r.conflictRecovered {
+		return false, false, nil
+	}
+	cerr, ok := conflicts.FromError(sendErr, r.t.Manager, r.t.Object())
+	if !ok || !onlyBeforeFirstApply(cerr.Conflicts) {
+		return false, false, nil
+	}
+	r.conflictRecovered = true
+	fresh, err := r.read(ctx, r.t, r.series)
+	if err != nil {
+		return false, true, err
+	}
+	if fresh.GetUID() != obs.GetUID() {
+		return false, true, fmt.Errorf("the observed object (uid %s) was deleted: %w", obs.GetUID(),
+			apierrors.NewNotFound(r.groupResource(r.t.GVK), r.t.Name))
+	}
+	r.res.Object = fresh
+	if ownership.HasManagedFields(fresh) {
+		return true, true, nil // before-first-apply, or a change since: built again on it
+	}
+	seeded, err := r.seed(ctx, fresh)
+	switch {
+	case err == nil:
+		r.res.Object = seeded
+		return true, true, nil
+	case apierrors.IsConflict(err) && ended(ctx) == nil:
+		// Written in between: read again, and meet the next conflict anew.
+		r.conflictRecovered = false
+		again, err = r.staleRetry(ctx, fresh, err, true)
+		return again, true, err
+	}
+	return false, true, err
+}
+
+// seed sends an apply of t's manager claiming no field, guarded by obs's uid
+// and resourceVersion, and returns the object it left: on an object without
+// managedFields, the API server attributes every field to before-first-apply.
+func (r *applyRun) seed(ctx context.Context, obs client.Object) (client.Object, error) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(r.t.GVK)
+	u.SetNamespace(r.t.Namespace)
+	u.SetName(r.t.Name)
+	u.SetUID(obs.GetUID())
+	u.SetResourceVersion(obs.GetResourceVersion())
+	body, err := u.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
+	}
+	r.res.Attempts++
+	resp, err := r.send(ctx, r.t, &prepared{body: body}, r.like, false, r.x)
+	if err != nil {
+		return nil, err
+	}
+	r.series.applies.get().Inc()
+	r.debug("applied nothing, for the API server to attribute the fields to "+ownership.BeforeFirstApplyManager,
+		"resourceVersion", resp.resourceVersion())
+	return resp.object()
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -210,6 +212,112 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		Expect(results[0].Err).To(MatchError(batcher.ErrRemovesForeignField))
 		Expect(results[0].Err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
 		Expect(recoveries()).To(BeEmpty())
+	})
+
+	// conflictOwners names the owners of the field-manager conflicts in err.
+	conflictOwners := func(err error) []string {
+		GinkgoHelper()
+		cerr, ok := conflicts.FromError(err, mutator, ownership.ObjectRef{})
+		Expect(ok).To(BeTrue(), "a field-manager conflict: %v", err)
+		var owners []string
+		for _, c := range cerr.Conflicts {
+			if !slices.Contains(owners, c.Manager) {
+				owners = append(owners, c.Manager)
+			}
+		}
+		return owners
+	}
+
+	It("recovers a Mutator's first apply that changes a value, whose conflict names only the before-first-apply it makes", func(ctx context.Context) {
+		By("the control: the raw apply conflicts with before-first-apply alone, and the refusal stores no attribution")
+		err := widgets.ApplyConditions(ctx, env.Client, key, mutator, widgets.CS("Ready", "False"))
+		Expect(conflictOwners(err)).To(Equal([]string{ownership.BeforeFirstApplyManager}))
+		Expect(getWidget(ctx, key).ManagedFields).To(BeEmpty())
+
+		requests.Reset()
+		setReady(ctx, applier, key, metav1.ConditionFalse)
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 2, "apply": 3, "patch": 1}),
+			"a read for the missing managedFields, the conflicted apply, a read, the apply claiming nothing, "+
+				"the managedFields rewrite, the apply again")
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "False", "Reachable", "True")))
+		o, err := ownership.Inspect(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.Owners(ownership.ConditionPath("Ready"))).To(ConsistOf(HaveField("Manager", mutator)), "Ready is the Mutator's alone")
+		Expect(o.ConditionOwners("Reachable")).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)),
+			"the Edit's condition is not the Mutator's to take")
+		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered}), "no conflict decided or recorded")
+		Expect(recorder.notes[0]).To(ContainSubstring(`.status.conditions[type="Ready"].status`))
+		Expect(recorder.notes[0]).NotTo(ContainSubstring("Reachable"))
+
+		By("owning Ready alone, the Mutator's removal deletes it")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.RemoveCondition("Ready"))).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("Reachable", "True")))
+	})
+
+	It("recovers an Edit's first apply that changes a value the same way", func(ctx context.Context) {
+		By("the control: the raw apply conflicts with before-first-apply alone")
+		err := widgets.ApplyConditions(ctx, env.Client, key, editor, widgets.CS("Reachable", "False"))
+		Expect(conflictOwners(err)).To(Equal([]string{ownership.BeforeFirstApplyManager}))
+
+		requests.Reset()
+		edit(ctx, applier, key, markCondition("Reachable", metav1.ConditionFalse))
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 2, "apply": 3, "patch": 1}))
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "True", "Reachable", "False")))
+		o, err := ownership.Inspect(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.Owners(ownership.ConditionPath("Reachable"))).To(ConsistOf(HaveField("Manager", editor)))
+		Expect(o.ConditionOwners("Ready")).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)),
+			"the Mutator's condition is untouched")
+		Expect(recoveries()).To(Equal(map[string]float64{editor: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered}))
+
+		By("owning Reachable alone, the Edit's removal deletes it")
+		edit(ctx, applier, key, dropCondition("Reachable"))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(Equal(widgets.CS("Ready", "True")))
+	})
+
+	It("still returns a conflict that names a real manager, sending nothing again (the control)", func(ctx context.Context) {
+		By("a real manager applies Ready as it is: it shares Ready with before-first-apply")
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "other", "Ready")).To(Succeed())
+
+		requests.Reset()
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.SetCondition("Ready", metav1.ConditionFalse, "Set"))).To(Succeed())
+		err := b.Flush(ctx)
+		var cerr *conflicts.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "a conflict: %v", err)
+		Expect(conflictOwners(err)).To(Equal([]string{"other"}), "before-first-apply's share was taken back before sending")
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"patch": 1, "apply": 1}), "no read, no apply again")
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
+		Expect(b.Pending()).To(HaveLen(1))
+	})
+
+	It("takes back from before-first-apply under a Yield policy instead of yielding to it", func(ctx context.Context) {
+		yielding, _, counted := newApplier(ssa.WithRegisterer(reg), ssa.WithEventRecorder(recorder),
+			ssa.WithConflictPolicy(mutator, conflicts.Yield()), ssa.WithConflictPolicy(editor, conflicts.Yield()))
+
+		By("the Mutator's first apply after the loss conflicts with before-first-apply alone: taken back, not yielded")
+		setReady(ctx, yielding, key, metav1.ConditionFalse)
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "False", "Reachable", "True")))
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
+
+		By("before-first-apply holds Reachable: the Edit predicts a conflict with it, keeps the change and takes it back first")
+		counted.Reset()
+		edit(ctx, yielding, key, markCondition("Reachable", metav1.ConditionFalse))
+		Expect(apiRequests(counted)).To(Equal(map[string]int{"patch": 1, "apply": 1}))
+		w = getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "False", "Reachable", "False")))
+		Expect(ownsCondition(w, editor, "Reachable")).To(BeTrue())
+		Expect(heldBeforeFirstApply(ctx)).To(BeEmpty())
+		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1, editor: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered, ssa.ReasonFieldsRecovered}), "nothing yielded")
 	})
 
 	It("refuses an Edit's removal while managedFields are empty altogether", func(ctx context.Context) {
