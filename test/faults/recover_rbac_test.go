@@ -16,6 +16,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -73,7 +74,30 @@ var _ = Describe("a least-privilege status writer whose managedFields were lost"
 		Expect(err).NotTo(HaveOccurred())
 		Expect(o.ConditionTypes()[ownership.BeforeFirstApplyManager]).To(Equal([]string{"Ready"}), "shared, as before")
 		mu.Lock()
-		defer mu.Unlock()
-		Expect(strings.Join(lines, "\n")).To(ContainSubstring("patching the object is forbidden"))
+		logged := strings.Join(lines, "\n")
+		mu.Unlock()
+		Expect(logged).To(ContainSubstring("patching the object is forbidden"))
+
+		By("after another loss, a change conflicts with before-first-apply alone: it cannot be taken back, the policy fails it")
+		Expect(widgets.ClearManagedFields(ctx, env.Client, key)).To(Succeed())
+		w.reset()
+		b := batcher.New(w.applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), "readiness", widgets.SetCondition("Ready", metav1.ConditionFalse, "Down"))).To(Succeed())
+		err = b.Flush(ctx)
+		cerr, ok := conflicts.FromError(err, "readiness", ownership.ObjectRef{})
+		Expect(ok).To(BeTrue(), "a conflict: %v", err)
+		Expect(cerr.Conflicts).NotTo(BeEmpty())
+		for _, c := range cerr.Conflicts {
+			Expect(c.Manager).To(Equal(ownership.BeforeFirstApplyManager))
+		}
+		Expect(w.responses.Count("apply", 409)).To(Equal(2), "the first apply and the one after the attribution: %s", w.responses)
+		Expect(w.responses.Succeeded("apply")).To(Equal(1), "the apply claiming nothing: %s", w.responses)
+		Expect(w.responses.Count("patch", 403)).To(Equal(1), "%s", w.responses)
+		got = getWidget(ctx, key)
+		Expect(widgets.Conditions(got)).To(Equal(widgets.CS("Ready", "True")))
+		o, err = ownership.Inspect(got)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.ConditionTypes()[ownership.BeforeFirstApplyManager]).To(Equal([]string{"Ready"}), "the attribution is stored")
+		Expect(b.Pending()).To(HaveLen(1))
 	})
 })
