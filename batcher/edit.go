@@ -21,11 +21,6 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 )
 
-// ErrRemovesForeignField is wrapped when an edit removes a field (such as a
-// condition) that another field manager owns: a writer can only release what
-// it owns, so the removal would not happen on the server.
-var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
-
 // Edit is a mutator written the merge-patch way: it edits in place a copy of
 // the observed typed object (meta.SetStatusCondition(&obj.Status.Conditions,
 // ...)), already edited by the entry's earlier Edits. Like a Mutator, it runs at
@@ -42,7 +37,8 @@ type Edit[O client.Object] func(obj O) error
 //   - a field it set or changed is applied; a change inside a list element
 //     keyed by its fields (a condition) claims the whole element;
 //   - a field it removed is released if only this manager owns it; otherwise
-//     Flush fails with ErrRemovesForeignField naming the owner;
+//     Flush fails with ssa.ErrRemovesForeignField naming the owner, before
+//     any apply (an observation without managedFields is read again first);
 //   - a field set to the value it had is not claimed.
 //
 // Edits and Mutators may be mixed in one entry, in queue order. A Mutator sees
@@ -338,5 +334,5 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		return nil
 	}
 	sort.Strings(foreign)
-	return fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+	return fmt.Errorf("%w: %s", ssa.ErrRemovesForeignField, strings.Join(foreign, "; "))
 }

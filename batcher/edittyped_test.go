@@ -238,9 +238,9 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 		Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a, b}}}
 	dropB := func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[:1] }
 	_, _, err, editorErr := buildBoth(t, observed, ownedIntent(t, a, b), dropB)
-	if !errors.Is(err, ErrRemovesForeignField) || !strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) ||
+	if !errors.Is(err, ssa.ErrRemovesForeignField) || !strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) ||
 		!strings.Contains(err.Error(), "edits 1 to 1 of 1") {
-		t.Fatalf("typed build: %v, want ErrRemovesForeignField naming B's owner", err)
+		t.Fatalf("typed build: %v, want ssa.ErrRemovesForeignField naming B's owner", err)
 	}
 	if editorErr == nil || editorErr.Error() != err.Error() {
 		t.Fatalf("the editor failed with %v, the typed build with %v", editorErr, err)

@@ -167,6 +167,9 @@ func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b
 		case err != nil:
 			return run.fail(err)
 		case !again:
+			if err := run.confirmRemovals(); err != nil {
+				return run.fail(err)
+			}
 			return run.res, nil
 		}
 	}
@@ -209,6 +212,9 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 // check refuses, before any request, an apply that cannot be made.
 func (r *applyRun) check() error {
 	if err := checkApply(r.t, r.res.Object, r.build, r.x); err != nil {
+		return err
+	}
+	if err := checkRemovedConditions(r.opts.RemovedConditions); err != nil {
 		return err
 	}
 	// No path may send without the kind's schema: without it neither what the
@@ -277,6 +283,9 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
+	if err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
+		return false, err
+	}
 	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, &r.res)
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
 		// The build needs managedFields the observation lacks: read them, once.
@@ -302,6 +311,19 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.applied(resp, in)
 	return false, nil
+}
+
+// confirmRemovals refuses a sent apply whose response still holds a
+// condition it removes (see RemovingConditions).
+func (r *applyRun) confirmRemovals() error {
+	if len(r.opts.RemovedConditions) == 0 || !r.res.Sent {
+		return nil
+	}
+	resp, err := responseObject(&r.res)
+	if err != nil {
+		return err
+	}
+	return refuseKept(r.t, r.opts.RemovedConditions, resp)
 }
 
 // skipped counts (unless in a dry run) and logs an apply that was not sent

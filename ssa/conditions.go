@@ -96,9 +96,11 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 // RemoveCondition removes the condition of condType from an apply
 // configuration's conditions and reports whether there was one. Applying the
 // result releases it: the API server deletes it unless another manager owns it
-// too. A condition only another manager owns is not in the configuration:
-// RemoveCondition reports false and nothing changes on the object, where an
-// Edit removing it is refused with batcher.ErrRemovesForeignField.
+// too, and then keeps it without an error. A condition only another manager
+// owns is not in the configuration: RemoveCondition reports false and nothing
+// changes. To remove a condition, and have a removal that cannot take effect
+// refused with ErrRemovesForeignField naming the owner (as an Edit's is), queue
+// it with batcher.RemoveCondition, or apply with RemovingConditions.
 func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
 	i := conditionIndex(*conditions, condType)
 	if i < 0 {

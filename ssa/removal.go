@@ -1,0 +1,189 @@
+package ssa
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
+)
+
+// ErrRemovesForeignField is wrapped when an apply would remove a field (such
+// as a condition) that another field manager owns: a writer can only release
+// what it owns, and the API server keeps a field while any manager owns it, so
+// the removal would not happen. The error names each field and its owners; the
+// *Error around it names the object. It is refused before any request when the
+// observed managedFields show the owner, else once the response shows the
+// field still there (the rest of the apply was sent). A batch keeps the entry
+// queued, as for any error.
+var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
+
+// RemovingConditions declares that the apply removes the status conditions of
+// types: they are left out of the intent whatever the build puts in, and the
+// apply is refused with ErrRemovesForeignField, naming the owner, when another
+// field manager owns one of them (alone or with this one), which would keep
+// it. In a batch entry the removals of every contribution add up; see
+// batcher.RemoveCondition. A Mutator's ssa.RemoveCondition only edits its apply
+// configuration, which holds what the manager owns: it releases, and cannot
+// see a condition only another manager owns.
+func RemovingConditions(types ...string) ApplyOption { return removedConditions(types) }
+
+type removedConditions []string
+
+func (r removedConditions) ApplyToApply(o *ApplyOptions) {
+	for _, t := range r {
+		if !slices.Contains(o.RemovedConditions, t) {
+			o.RemovedConditions = append(o.RemovedConditions, t)
+		}
+	}
+}
+
+// checkRemovedConditions refuses empty condition types, before any request.
+func checkRemovedConditions(types []string) error {
+	if slices.Contains(types, "") {
+		return invalidf("a removed condition has an empty type")
+	}
+	return nil
+}
+
+// withoutConditions removes the conditions of types from content's
+// status.conditions, leaving the list out once empty.
+func withoutConditions(content map[string]any, types []string) {
+	items, found, _ := unstructured.NestedFieldNoCopy(content, "status", "conditions")
+	list, ok := items.([]any)
+	if !found || !ok {
+		return
+	}
+	kept := slices.DeleteFunc(slices.Clone(list), func(item any) bool {
+		return slices.Contains(types, conditionType(item))
+	})
+	if len(kept) == len(list) {
+		return
+	}
+	if len(kept) == 0 {
+		unstructured.RemoveNestedField(content, "status", "conditions")
+		return
+	}
+	_ = unstructured.SetNestedField(content, kept, "status", "conditions")
+}
+
+func conditionType(item any) string {
+	m, _ := item.(map[string]any)
+	t, _ := m["type"].(string)
+	return t
+}
+
+// heldConditions returns the types of obj's status conditions among types.
+func heldConditions(obj client.Object, types []string) ([]string, error) {
+	var content map[string]any
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		content = u.Object
+	} else {
+		var err error
+		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
+			return nil, fmt.Errorf("converting %T: %w", obj, err)
+		}
+	}
+	items, _, _ := unstructured.NestedFieldNoCopy(content, "status", "conditions")
+	list, _ := items.([]any)
+	var held []string
+	for _, item := range list {
+		if t := conditionType(item); t != "" && slices.Contains(types, t) && !slices.Contains(held, t) {
+			held = append(held, t)
+		}
+	}
+	return held, nil
+}
+
+// confirmsRemovals reports whether the apply must be sent even when it changes
+// nothing the manager owns, so that the response tells whether the removals
+// took effect: obs, without managedFields, does not say who owns a condition
+// it holds.
+func confirmsRemovals(types []string, obs client.Object) (bool, error) {
+	if len(types) == 0 || ownership.HasManagedFields(obs) {
+		return false, nil
+	}
+	held, err := heldConditions(obs, types)
+	return len(held) > 0, err
+}
+
+// refuseRemovals refuses, before any request, removing conditions another
+// manager owns on obs. Without managedFields nothing is known: the response
+// decides (see refuseKept).
+func refuseRemovals(t Target, types []string, obs client.Object) error {
+	if len(types) == 0 || !ownership.HasManagedFields(obs) {
+		return nil
+	}
+	owners, err := ownership.Inspect(obs)
+	if err != nil {
+		return err
+	}
+	if foreign := foreignOwners(t, types, owners); len(foreign) > 0 {
+		return fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+	}
+	return nil
+}
+
+// refuseKept refuses a sent apply whose response, resp, still holds a
+// removed condition, naming its owners from the response's managedFields.
+func refuseKept(t Target, types []string, resp client.Object) error {
+	held, err := heldConditions(resp, types)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	var foreign []string
+	if ownership.HasManagedFields(resp) {
+		owners, err := ownership.Inspect(resp)
+		if err != nil {
+			return err
+		}
+		foreign = foreignOwners(t, held, owners)
+	}
+	for _, condType := range held {
+		p := ownership.ConditionPath(condType).String()
+		if !slices.ContainsFunc(foreign, func(s string) bool { return strings.HasPrefix(s, p+" ") }) {
+			foreign = append(foreign, p+" is owned by a manager the response does not name")
+		}
+	}
+	sort.Strings(foreign)
+	return fmt.Errorf("%w: the API server kept it: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+}
+
+// foreignOwners lists, sorted, "<condition> is owned by <entry>" for each
+// entry that owns part of a condition of types, but for the one t's apply
+// releases (t's manager's Apply entry of t's subresource): the API server
+// keeps a condition while any other entry owns part of it, the manager's own
+// Update entries included.
+func foreignOwners(t Target, types []string, owners *ownership.Ownership) []string {
+	var foreign []string
+	for _, condType := range types {
+		for _, e := range owners.ConditionOwners(condType) {
+			released := e.Manager == t.Manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == string(t.Subresource)
+			if !released {
+				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", ownership.ConditionPath(condType), e))
+			}
+		}
+	}
+	sort.Strings(foreign)
+	return foreign
+}
+
+// responseObject is res's object after a sent apply: decoded, or decoded now
+// from the response kept as JSON.
+func responseObject(res *Result) (client.Object, error) {
+	if res.Object != nil {
+		return res.Object, nil
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(res.Response); err != nil {
+		return nil, fmt.Errorf("decoding the API server's response: %w", err)
+	}
+	return u, nil
+}
