@@ -19,9 +19,11 @@ import (
 // status function can take: a Mutator of the generated apply configuration,
 // an Edit of the typed object (the merge-patch way), and both again for an
 // unstructured object. The four are meant to say the same thing; the harness
-// holds them to it.
+// holds them to it. A removal is queued with batcher.RemoveCondition in place
+// of both Mutators.
 type op struct {
 	name     string
+	removes  string // the condition type batcher.RemoveCondition removes
 	mutator  widgets.Mutator
 	edit     func(*v1alpha1.Widget) error
 	uMutator func(ac, observed *unstructured.Unstructured) error
@@ -78,19 +80,16 @@ func setCondition(condType string, status metav1.ConditionStatus, reason, messag
 	}
 }
 
-// removeCondition removes a condition: ssa.RemoveCondition on the apply
-// configuration (which holds what the manager owns), meta.RemoveStatusCondition
-// on the object.
+// removeCondition removes a condition: batcher.RemoveCondition in place of a
+// Mutator (a Mutator's apply configuration holds only what the manager owns),
+// meta.RemoveStatusCondition on the object.
 func removeCondition(condType string) op {
 	return op{
 		name:    "remove " + condType,
-		mutator: widgets.RemoveCondition(condType),
+		removes: condType,
 		edit: func(w *v1alpha1.Widget) error {
 			meta.RemoveStatusCondition(&w.Status.Conditions, condType)
 			return nil
-		},
-		uMutator: func(ac, _ *unstructured.Unstructured) error {
-			return putConditions(ac, withoutCondition(conditionsOf(ac), condType))
 		},
 		uEdit: func(o *unstructured.Unstructured) error {
 			return putConditions(o, withoutCondition(conditionsOf(o), condType))

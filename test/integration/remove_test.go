@@ -1,0 +1,234 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
+	"github.com/statusapply/statusapply/internal/apiserver"
+	"github.com/statusapply/statusapply/ssa"
+	"github.com/statusapply/statusapply/test/suite"
+	"github.com/statusapply/statusapply/test/widgets"
+)
+
+// A removal that cannot take effect (the condition is another manager's, or
+// shared with one) is refused the same way whether a batcher.RemoveCondition
+// or an Edit asks for it, on a typed or an unstructured object: naming the
+// owner, before any apply when the observation's managedFields show it, and
+// from the apply's response when they do not. The entry stays queued.
+var _ = Describe("Removing a condition", func() {
+	const (
+		manager = "readiness"
+		other   = "networking"
+	)
+	// shared is applied with the same values by both managers, who then
+	// co-own it.
+	shared := metav1.Condition{Type: "Shared", Status: metav1.ConditionTrue, Reason: "Both", Message: "both",
+		LastTransitionTime: metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))}
+
+	var (
+		ns       string
+		applier  *ssa.Applier
+		requests *apiserver.Requests
+	)
+
+	BeforeEach(func(ctx context.Context) {
+		ns = suite.Namespace(ctx, env)
+		applier, _, requests = newApplier()
+	})
+
+	// prepare creates a Widget on which other owns Reachable, manager owns
+	// Ready, and both own Shared; manager wrote last through applier, which
+	// remembers its state at the Widget's resourceVersion.
+	prepare := func(ctx context.Context, name string) client.ObjectKey {
+		GinkgoHelper()
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, name))
+		for _, w := range []struct {
+			manager string
+			mutate  []widgets.Mutator
+		}{
+			{other, []widgets.Mutator{widgets.SetCondition("Reachable", metav1.ConditionTrue, "Routed"), widgets.PutCondition(shared)}},
+			{manager, []widgets.Mutator{widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"), widgets.PutCondition(shared)}},
+		} {
+			b := batcher.New(applier)
+			for _, m := range w.mutate {
+				Expect(batcher.Status(b, getWidget(ctx, key), w.manager, m)).To(Succeed())
+			}
+			Expect(b.Flush(ctx)).To(Succeed())
+		}
+		got := getWidget(ctx, key)
+		Expect(ownsCondition(got, other, "Shared")).To(BeTrue())
+		Expect(ownsCondition(got, manager, "Shared")).To(BeTrue())
+		return key
+	}
+
+	// forms are the ways of queueing the removal of condType on obs.
+	forms := []struct {
+		name  string
+		edit  bool
+		queue func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error
+	}{
+		{"typed RemoveCondition", false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.RemoveCondition(b, obs, manager, condType)
+		}},
+		{"unstructured RemoveCondition", false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.RemoveCondition(b, asUnstructured(obs), manager, condType)
+		}},
+		{"typed Edit", true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.EditStatus(b, obs, manager, dropCondition(condType))
+		}},
+		{"unstructured Edit", true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.EditStatus(b, asUnstructured(obs), manager, func(u *unstructured.Unstructured) error {
+				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+				kept := []any{}
+				for _, c := range conds {
+					if c.(map[string]any)["type"] != condType {
+						kept = append(kept, c)
+					}
+				}
+				return unstructured.SetNestedSlice(u.Object, kept, "status", "conditions")
+			})
+		}},
+	}
+
+	for _, f := range forms {
+		for _, condType := range []string{"Reachable", "Shared"} {
+			It(fmt.Sprintf("refuses, with %s, removing %s before any apply, naming the owner, and keeps the entry", f.name, condType), func(ctx context.Context) {
+				key := prepare(ctx, "w")
+				before := getWidget(ctx, key)
+				b := batcher.New(applier)
+				Expect(f.queue(b, before.DeepCopy(), condType)).To(Succeed())
+				requests.Reset()
+				err := b.Flush(ctx)
+				Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+				Expect(err.Error()).To(ContainSubstring(fmt.Sprintf(`Widget %s/w`, ns)))
+				Expect(err.Error()).To(ContainSubstring(fmt.Sprintf(`.status.conditions[type=%q] is owned by networking (Apply, status)`, condType)))
+				Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
+				Expect(b.Pending()).To(HaveLen(1))
+				Expect(getWidget(ctx, key)).To(HaveField("ResourceVersion", before.ResourceVersion), "the Widget was written")
+			})
+
+			It(fmt.Sprintf("refuses, with %s, removing %s through an observation without managedFields, naming the owner, and keeps the entry", f.name, condType), func(ctx context.Context) {
+				key := prepare(ctx, "w")
+				before := getWidget(ctx, key)
+				stripped := before.DeepCopy()
+				stripped.ManagedFields = nil
+				b := batcher.New(applier)
+				Expect(f.queue(b, stripped, condType)).To(Succeed())
+				requests.Reset()
+				err := b.Flush(ctx)
+				Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+				Expect(err.Error()).To(ContainSubstring(fmt.Sprintf(`.status.conditions[type=%q] is owned by networking (Apply, status)`, condType)))
+				if f.edit {
+					// An Edit's removal reads the managedFields, once, and is refused before any apply.
+					Expect(requests.Count("get")).To(Equal(1), "%s", requests)
+					Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
+				} else {
+					// The Applier remembers the manager's state at this resourceVersion, so it
+					// reads nothing: the apply is sent and its response tells.
+					Expect(requests.Count("get")).To(BeZero(), "%s", requests)
+					Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
+					Expect(err.Error()).To(ContainSubstring("the API server kept it"))
+				}
+				Expect(b.Pending()).To(HaveLen(1))
+				after := getWidget(ctx, key)
+				Expect(widgets.Conditions(after)).To(Equal(widgets.Conditions(before)))
+				Expect(ownsCondition(after, other, condType)).To(BeTrue())
+			})
+		}
+
+		It(fmt.Sprintf("removes, with %s, a condition only its manager owns", f.name), func(ctx context.Context) {
+			key := prepare(ctx, "w")
+			for _, strip := range []bool{false, true} {
+				By(fmt.Sprintf("managedFields stripped: %t", strip))
+				obs := getWidget(ctx, key)
+				Expect(widgets.Conditions(obs)).To(HaveKey("Ready"))
+				if strip {
+					obs.ManagedFields = nil
+				}
+				b := batcher.New(applier)
+				Expect(f.queue(b, obs, "Ready")).To(Succeed())
+				requests.Reset()
+				Expect(b.Flush(ctx)).To(Succeed())
+				Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
+				Expect(b.Pending()).To(BeEmpty())
+				after := getWidget(ctx, key)
+				Expect(widgets.Conditions(after)).To(Equal(widgets.CS("Reachable", "True", "Shared", "True")))
+				Expect(ownsCondition(after, manager, "Ready")).To(BeFalse())
+				// Ready again, for the stripped round.
+				b = batcher.New(applier)
+				Expect(batcher.Status(b, after, manager, widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"))).To(Succeed())
+				Expect(b.Flush(ctx)).To(Succeed())
+			}
+		})
+	}
+
+	It("keeps a refused removal queued, and the next reconcile's removal succeeds once the other owner let go", func(ctx context.Context) {
+		key := prepare(ctx, "w")
+		b := batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), manager, "Shared")).To(Succeed())
+		Expect(b.Flush(ctx)).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(b.Pending()).To(HaveLen(1))
+		By("a second Flush of the same batch gives the same answer: its observation did not change")
+		requests.Reset()
+		Expect(b.Flush(ctx)).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
+		Expect(b.Pending()).To(HaveLen(1))
+
+		By("networking stops writing Shared")
+		release := batcher.New(applier)
+		Expect(batcher.Status(release, getWidget(ctx, key), other, widgets.RemoveCondition("Shared"))).To(Succeed())
+		Expect(release.Flush(ctx)).To(Succeed())
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Shared"), "readiness still owns it")
+
+		next := batcher.New(applier)
+		Expect(batcher.RemoveCondition(next, getWidget(ctx, key), manager, "Shared")).To(Succeed())
+		Expect(next.Flush(ctx)).To(Succeed())
+		Expect(next.Pending()).To(BeEmpty())
+		Expect(widgets.Conditions(getWidget(ctx, key))).NotTo(HaveKey("Shared"))
+	})
+
+	// The controls: without the check, the same removals pass silently and
+	// the condition stays.
+	It("control: a Mutator's ssa.RemoveCondition of these conditions returns nil and leaves them", func(ctx context.Context) {
+		key := prepare(ctx, "w")
+		before := getWidget(ctx, key)
+
+		By("another manager's condition: not in the apply configuration, so nothing is sent")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, before.DeepCopy(), manager, widgets.RemoveCondition("Reachable"))).To(Succeed())
+		requests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
+
+		By("a shared condition: released, and kept by the API server for its other owner")
+		b = batcher.New(applier)
+		Expect(batcher.Status(b, before.DeepCopy(), manager, widgets.RemoveCondition("Shared"))).To(Succeed())
+		requests.Reset()
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
+		after := getWidget(ctx, key)
+		Expect(widgets.Conditions(after)).To(HaveKey("Shared"))
+		Expect(ownsCondition(after, manager, "Shared")).To(BeFalse())
+	})
+})
+
+// asUnstructured is w as the unstructured client reads it.
+func asUnstructured(w *v1alpha1.Widget) *unstructured.Unstructured {
+	GinkgoHelper()
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
+	return u
+}
