@@ -15,9 +15,9 @@ import (
 // entry's other contributions set, and the API server deletes it. A removal
 // that cannot take effect, because another field manager owns the condition
 // (alone, or with manager), is refused with ssa.ErrRemovesForeignField naming
-// the owner: before any request when the observation's managedFields show the
-// owner, else once the apply's response shows the condition still there (the
-// rest of the entry was applied). Either way the entry stays queued.
+// the owner, with nothing written: before any request when the observation's
+// managedFields show the owner, else from the response of a dry run of the
+// apply that still holds the condition. Either way the entry stays queued.
 //
 // A Mutator's ssa.RemoveCondition cannot tell: its apply configuration holds
 // only what the manager owns, so it releases a condition the manager owns and

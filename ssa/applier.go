@@ -303,6 +303,9 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		r.skipped()
 		return false, nil
 	}
+	if err := r.tryRemovals(ctx, in, obs); err != nil {
+		return false, err
+	}
 	r.res.Attempts++
 	r.res.Intent = in.body
 	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.x)
@@ -311,6 +314,32 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.applied(resp, in)
 	return false, nil
+}
+
+// tryRemovals dry-runs an apply that removes conditions an observation
+// without managedFields holds, before sending it: who owns them is unknown,
+// and only a response tells whether they would stay. One that would stay
+// refuses the apply with nothing written. Any other failure is left to the
+// apply, which meets it again.
+func (r *applyRun) tryRemovals(ctx context.Context, in *prepared, obs client.Object) error {
+	if r.x.DryRun {
+		// The apply is a dry run itself: confirmRemovals reads its response.
+		return nil
+	}
+	confirm, err := confirmsRemovals(r.opts.RemovedConditions, obs)
+	if err != nil || !confirm {
+		return err
+	}
+	r.res.Attempts++
+	resp, err := r.send(ctx, r.t, in, r.like, false, batching.Extras{DryRun: true, DeferDecode: true})
+	if err != nil {
+		return nil //nolint:nilerr // the apply meets the same failure and handles it
+	}
+	obj, err := resp.object()
+	if err != nil {
+		return err
+	}
+	return refuseKept(r.t, r.opts.RemovedConditions, obj)
 }
 
 // confirmRemovals refuses a sent apply whose response still holds a

@@ -20,8 +20,10 @@ import (
 // what it owns, and the API server keeps a field while any manager owns it, so
 // the removal would not happen. The error names each field and its owners; the
 // *Error around it names the object. It is refused before any request when the
-// observed managedFields show the owner, else once the response shows the
-// field still there (the rest of the apply was sent). A batch keeps the entry
+// observed managedFields show the owner, else from the response of a dry run of
+// the apply, sent first, that still holds the field; either way nothing is
+// written. An apply whose own response still holds the field (another manager
+// took it meanwhile) is refused the same way once sent. A batch keeps the entry
 // queued, as for any error.
 var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
 
@@ -29,7 +31,8 @@ var ErrRemovesForeignField = errors.New("removes a field another field manager o
 // types: they are left out of the intent whatever the build puts in, and the
 // apply is refused with ErrRemovesForeignField, naming the owner, when another
 // field manager owns one of them (alone or with this one), which would keep
-// it. In a batch entry the removals of every contribution add up; see
+// it: before any request when the observed managedFields show it, else from
+// the response of a dry run sent first. In a batch entry the removals of every contribution add up; see
 // batcher.RemoveCondition. A Mutator's ssa.RemoveCondition only edits its apply
 // configuration, which holds what the manager owns: it releases, and cannot
 // see a condition only another manager owns.
@@ -102,10 +105,10 @@ func heldConditions(obj client.Object, types []string) ([]string, error) {
 	return held, nil
 }
 
-// confirmsRemovals reports whether the apply must be sent even when it changes
-// nothing the manager owns, so that the response tells whether the removals
-// took effect: obs, without managedFields, does not say who owns a condition
-// it holds.
+// confirmsRemovals reports whether the apply must be tried even when it
+// changes nothing the manager owns, so that a response tells whether the
+// removals would take effect: obs, without managedFields, does not say who
+// owns a condition it holds.
 func confirmsRemovals(types []string, obs client.Object) (bool, error) {
 	if len(types) == 0 || ownership.HasManagedFields(obs) {
 		return false, nil
@@ -181,8 +184,20 @@ func responseObject(res *Result) (client.Object, error) {
 	if res.Object != nil {
 		return res.Object, nil
 	}
+	return decodeResponse(res.Response)
+}
+
+// object is the response's object, decoded now if it was deferred.
+func (a *answer) object() (client.Object, error) {
+	if a.obj != nil {
+		return a.obj, nil
+	}
+	return decodeResponse(a.raw)
+}
+
+func decodeResponse(raw []byte) (client.Object, error) {
 	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(res.Response); err != nil {
+	if err := u.UnmarshalJSON(raw); err != nil {
 		return nil, fmt.Errorf("decoding the API server's response: %w", err)
 	}
 	return u, nil

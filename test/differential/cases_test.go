@@ -112,6 +112,14 @@ var scenarios = []scenario{
 		want:   removesForeign,
 	},
 	{
+		// Both apply Reachable with the same values (the second keeps the
+		// observed lastTransitionTime), so they share it.
+		name:   "a manager removes a condition it shares with another manager",
+		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		intent: intent{ops: []op{removeCondition("Reachable")}},
+		want:   removesForeign,
+	},
+	{
 		name:   "a manager restates what it owns",
 		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, setPhase("Running"))},
 		intent: intent{ops: []op{ready, setPhase("Running")}},

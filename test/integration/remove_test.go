@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -134,15 +135,15 @@ var _ = Describe("Removing a condition", func() {
 					Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
 				} else {
 					// The Applier remembers the manager's state at this resourceVersion, so it
-					// reads nothing: the apply is sent and its response tells.
+					// reads nothing: a dry run of the apply is sent, and its response tells.
 					Expect(requests.Count("get")).To(BeZero(), "%s", requests)
 					Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
 					Expect(err.Error()).To(ContainSubstring("the API server kept it"))
 				}
 				Expect(b.Pending()).To(HaveLen(1))
 				after := getWidget(ctx, key)
-				Expect(widgets.Conditions(after)).To(Equal(widgets.Conditions(before)))
-				Expect(ownsCondition(after, other, condType)).To(BeTrue())
+				Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "the Widget was written")
+				Expect(after.ManagedFields).To(Equal(before.ManagedFields))
 			})
 		}
 
@@ -159,7 +160,16 @@ var _ = Describe("Removing a condition", func() {
 				Expect(f.queue(b, obs, "Ready")).To(Succeed())
 				requests.Reset()
 				Expect(b.Flush(ctx)).To(Succeed())
-				Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
+				switch {
+				case !strip:
+					Expect(requests.Snapshot()).To(Equal(map[string]int{"apply": 1}))
+				case f.edit:
+					// The managedFields read again, then the apply.
+					Expect(requests.Snapshot()).To(Equal(map[string]int{"get": 1, "apply": 1}))
+				default:
+					// A dry run, whose response shows Ready gone, then the apply.
+					Expect(requests.Snapshot()).To(Equal(map[string]int{"apply": 2}))
+				}
 				Expect(b.Pending()).To(BeEmpty())
 				after := getWidget(ctx, key)
 				Expect(widgets.Conditions(after)).To(Equal(widgets.CS("Reachable", "True", "Shared", "True")))
@@ -195,6 +205,29 @@ var _ = Describe("Removing a condition", func() {
 		Expect(next.Flush(ctx)).To(Succeed())
 		Expect(next.Pending()).To(BeEmpty())
 		Expect(widgets.Conditions(getWidget(ctx, key))).NotTo(HaveKey("Shared"))
+	})
+
+	It("refuses from the apply's response a removal another manager made impossible after the observation", func(ctx context.Context) {
+		key := prepare(ctx, "w")
+		stale := getWidget(ctx, key)
+		Expect(ownsCondition(stale, other, "Ready")).To(BeFalse())
+		By("networking applies Ready with readiness's values, sharing it, after the observation")
+		mine := meta.FindStatusCondition(stale.Status.Conditions, "Ready")
+		Expect(mine).NotTo(BeNil())
+		share := batcher.New(applier)
+		Expect(batcher.Status(share, getWidget(ctx, key), other, widgets.PutCondition(*mine))).To(Succeed())
+		Expect(share.Flush(ctx)).To(Succeed())
+		Expect(ownsCondition(getWidget(ctx, key), other, "Ready")).To(BeTrue())
+
+		b := batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, stale, manager, "Ready")).To(Succeed())
+		requests.Reset()
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(err.Error()).To(ContainSubstring(`the API server kept it: .status.conditions[type="Ready"] is owned by networking (Apply, status)`))
+		Expect(requests.Snapshot()).To(Equal(map[string]int{"apply": 1}), "the stale managedFields let it through")
+		Expect(b.Pending()).To(HaveLen(1))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
 	})
 
 	// The controls: without the check, the same removals pass silently and
