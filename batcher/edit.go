@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -306,8 +307,9 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 	return out
 }
 
-// checkRemovals refuses removing fields another manager owns, in any
-// operation or subresource.
+// checkRemovals refuses removing fields that an entry other than the one the
+// apply releases owns: another manager's, in any operation or subresource, or
+// the manager's own Update or other subresource's entry.
 func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	if removed.Empty() {
 		return nil
@@ -321,7 +323,10 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	}
 	var foreign []string
 	for _, entry := range owners.Entries {
-		if entry.Manager == e.target.Manager {
+		if entry.Manager == e.target.Manager && entry.Operation == metav1.ManagedFieldsOperationApply &&
+			entry.Subresource == string(e.target.Subresource) {
+			// The entry the apply releases; any other keeps the field, the
+			// manager's own Update entries included.
 			continue
 		}
 		removed.Iterate(func(p fieldpath.Path) {
