@@ -32,10 +32,11 @@ var ErrRemovesForeignField = errors.New("removes a field another field manager o
 // apply is refused with ErrRemovesForeignField, naming the owner, when another
 // field manager owns one of them (alone or with this one), which would keep
 // it: before any request when the observed managedFields show it, else from
-// the response of a dry run sent first. In a batch entry the removals of every contribution add up; see
-// batcher.RemoveCondition. A Mutator's ssa.RemoveCondition only edits its apply
-// configuration, which holds what the manager owns: it releases, and cannot
-// see a condition only another manager owns.
+// the response of a dry run sent first. In a batch entry the removals of every
+// contribution add up; see batcher.RemoveCondition. A Mutator's
+// ssa.RemoveCondition only edits its apply configuration, which holds what the
+// manager owns: it releases, and cannot see a condition only another manager
+// owns.
 func RemovingConditions(types ...string) ApplyOption { return removedConditions(types) }
 
 type removedConditions []string

@@ -230,6 +230,26 @@ var _ = Describe("Removing a condition", func() {
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
 	})
 
+	It("refuses through Applier.Apply with ssa.RemovingConditions, with nothing sent", func(ctx context.Context) {
+		key := prepare(ctx, "w")
+		before := getWidget(ctx, key)
+		t, err := applier.TargetFor(before, ssa.StatusSubresource, manager)
+		Expect(err).NotTo(HaveOccurred())
+		keep := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil }}
+		requests.Reset()
+		res, err := applier.Apply(ctx, t, before, keep, ssa.RemovingConditions("Reachable"))
+		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(err.Error()).To(ContainSubstring(`.status.conditions[type="Reachable"] is owned by networking (Apply, status)`))
+		Expect(res.Attempts).To(BeZero())
+		Expect(requests.Total()).To(BeZero(), "%s", requests)
+
+		By("an empty type is refused as invalid input")
+		_, err = applier.Apply(ctx, t, before, keep, ssa.RemovingConditions(""))
+		Expect(err).To(MatchError(ssa.ErrInvalidInput))
+		Expect(requests.Total()).To(BeZero(), "%s", requests)
+		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(before.ResourceVersion))
+	})
+
 	// The controls: without the check, the same removals pass silently and
 	// the condition stays.
 	It("control: a Mutator's ssa.RemoveCondition of these conditions returns nil and leaves them", func(ctx context.Context) {
