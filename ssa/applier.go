@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -192,6 +193,10 @@ type applyRun struct {
 	like client.Object
 	// reread is set once the object was read again for its managedFields.
 	reread bool
+	// removing are the condition types the attempt's apply removes: those
+	// RemovingConditions declares and those the intent releases (see
+	// releasedConditions). Its response must not hold them.
+	removing []string
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
@@ -283,6 +288,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
+	r.removing = r.opts.RemovedConditions
 	if err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
 		return false, err
 	}
@@ -303,6 +309,14 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		r.skipped()
 		return false, nil
 	}
+	released, err := r.releasedConditions(st, in)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseRemovals(r.t, released, obs); err != nil {
+		return false, err
+	}
+	r.removing = append(slices.Clip(r.removing), released...)
 	if err := r.tryRemovals(ctx, in, obs); err != nil {
 		return false, err
 	}
@@ -326,7 +340,7 @@ func (r *applyRun) tryRemovals(ctx context.Context, in *prepared, obs client.Obj
 		// The apply is a dry run itself: confirmRemovals reads its response.
 		return nil
 	}
-	confirm, err := confirmsRemovals(r.opts.RemovedConditions, obs)
+	confirm, err := confirmsRemovals(r.removing, obs)
 	if err != nil || !confirm {
 		return err
 	}
@@ -339,20 +353,20 @@ func (r *applyRun) tryRemovals(ctx context.Context, in *prepared, obs client.Obj
 	if err != nil {
 		return err
 	}
-	return refuseKept(r.t, r.opts.RemovedConditions, obj)
+	return refuseKept(r.t, r.removing, obj)
 }
 
 // confirmRemovals refuses a sent apply whose response still holds a
-// condition it removes (see RemovingConditions).
+// condition it removes (see RemovingConditions and releasedConditions).
 func (r *applyRun) confirmRemovals() error {
-	if len(r.opts.RemovedConditions) == 0 || !r.res.Sent {
+	if len(r.removing) == 0 || !r.res.Sent {
 		return nil
 	}
 	resp, err := responseObject(&r.res)
 	if err != nil {
 		return err
 	}
-	return refuseKept(r.t, r.opts.RemovedConditions, resp)
+	return refuseKept(r.t, r.removing, resp)
 }
 
 // skipped counts (unless in a dry run) and logs an apply that was not sent

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ownership"
@@ -18,7 +19,10 @@ import (
 // ErrRemovesForeignField is wrapped when an apply would remove a field (such
 // as a condition) that another field manager owns: a writer can only release
 // what it owns, and the API server keeps a field while any manager owns it, so
-// the removal would not happen. The error names each field and its owners; the
+// the removal would not happen. A removal is a condition RemovingConditions
+// declares, a condition the manager owns that an incremental intent leaves out
+// (a Mutator dropped it from its apply configuration, an Edit from its
+// object), or a field an Edit removes. The error names each field and its owners; the
 // *Error around it names the object. It is refused before any request when the
 // observed managedFields show the owner, else from the response of a dry run of
 // the apply, sent first, that still holds the field; either way nothing is
@@ -33,10 +37,11 @@ var ErrRemovesForeignField = errors.New("removes a field another field manager o
 // field manager owns one of them (alone or with this one), which would keep
 // it: before any request when the observed managedFields show it, else from
 // the response of a dry run sent first. In a batch entry the removals of every
-// contribution add up; see batcher.RemoveCondition. A Mutator's
-// ssa.RemoveCondition only edits its apply configuration, which holds what the
-// manager owns: it releases, and cannot see a condition only another manager
-// owns.
+// contribution add up; see batcher.RemoveCondition. An incremental intent
+// that leaves out a condition the manager owns (a Mutator dropped it from its
+// apply configuration, an Edit from its object) removes it too, and is
+// refused the same way; a condition only another manager owns is not in a
+// Mutator's apply configuration, so only RemovingConditions can name it.
 func RemovingConditions(types ...string) ApplyOption { return removedConditions(types) }
 
 type removedConditions []string
@@ -177,6 +182,71 @@ func foreignOwners(t Target, types []string, owners *ownership.Ownership) []stri
 	}
 	sort.Strings(foreign)
 	return foreign
+}
+
+// releasedConditions returns the types of the status conditions the
+// manager owns (st) that in, an incremental intent, leaves out, but for those
+// RemovingConditions declares. The apply configuration a Mutator or an Edit
+// is handed starts from what the manager owns, so leaving a condition out is
+// a removal, checked as a declared one is. A declarative intent states all
+// it keeps: what it leaves out is released, not removed.
+func (r *applyRun) releasedConditions(st *ownedState, in *prepared) ([]string, error) {
+	if r.opts.Mode != Incremental {
+		return nil, nil
+	}
+	var owned, kept []string
+	if in.ac != nil {
+		f := st.lastForm()
+		lay := r.layouts.shared(in.acType)
+		if f == nil || f.typ != in.acType || lay == nil {
+			// prepareTyped built in on st's form of its type: not reached.
+			return nil, fmt.Errorf("no owned form of %v to compare the intent with", in.acType)
+		}
+		ownedConds, _ := lay.statusConditions(f.ac)
+		keptConds, _ := lay.statusConditions(in.ac)
+		owned, kept = acConditionTypes(ownedConds), acConditionTypes(keptConds)
+	} else {
+		content, err := st.ownedContent()
+		if err != nil {
+			return nil, err
+		}
+		owned, kept = contentConditionTypes(content), contentConditionTypes(in.content)
+	}
+	return releasedTypes(owned, kept, r.opts.RemovedConditions), nil
+}
+
+// releasedTypes returns the types of owned that are neither in kept nor in
+// declared, in owned's order.
+func releasedTypes(owned, kept, declared []string) []string {
+	var released []string
+	for _, t := range owned {
+		if !slices.Contains(kept, t) && !slices.Contains(declared, t) && !slices.Contains(released, t) {
+			released = append(released, t)
+		}
+	}
+	return released
+}
+
+func acConditionTypes(conds []metav1ac.ConditionApplyConfiguration) []string {
+	types := make([]string, 0, len(conds))
+	for _, c := range conds {
+		if c.Type != nil && *c.Type != "" {
+			types = append(types, *c.Type)
+		}
+	}
+	return types
+}
+
+func contentConditionTypes(content map[string]any) []string {
+	items, _, _ := unstructured.NestedFieldNoCopy(content, "status", "conditions")
+	list, _ := items.([]any)
+	types := make([]string, 0, len(list))
+	for _, item := range list {
+		if t := conditionType(item); t != "" {
+			types = append(types, t)
+		}
+	}
+	return types
 }
 
 // responseObject is res's object after a sent apply: decoded, or decoded now

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -193,5 +194,45 @@ func TestRemovingConditions(t *testing.T) {
 	}
 	if err := checkRemovedConditions([]string{"A"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A condition the manager owns and the intent leaves out is released, once,
+// unless RemovingConditions declares it already.
+func TestReleasedTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name                  string
+		owned, kept, declared []string
+		want                  []string
+	}{
+		{"nothing owned", nil, []string{"A"}, nil, nil},
+		{"all kept", []string{"A", "B"}, []string{"B", "A"}, nil, nil},
+		{"one left out", []string{"A", "B", "C"}, []string{"A", "C", "D"}, nil, []string{"B"}},
+		{"all left out, in owned's order", []string{"B", "A"}, nil, nil, []string{"B", "A"}},
+		{"declared ones are not repeated", []string{"A", "B"}, nil, []string{"A"}, []string{"B"}},
+		{"a type listed twice", []string{"A", "A"}, nil, nil, []string{"A"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := releasedTypes(tc.owned, tc.kept, tc.declared); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("releasedTypes = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestConditionTypes(t *testing.T) {
+	content := map[string]any{"status": map[string]any{"conditions": []any{
+		map[string]any{"type": "A"}, map[string]any{"status": "True"}, "x", map[string]any{"type": "B"},
+	}}}
+	if got := contentConditionTypes(content); !reflect.DeepEqual(got, []string{"A", "B"}) {
+		t.Fatalf("contentConditionTypes = %v", got)
+	}
+	if got := contentConditionTypes(map[string]any{"status": map[string]any{"conditions": "x"}}); len(got) != 0 {
+		t.Fatalf("contentConditionTypes of a non-list = %v", got)
+	}
+	empty := ""
+	conds := []metav1ac.ConditionApplyConfiguration{*metav1ac.Condition().WithType("A"), {Type: &empty}, {}, *metav1ac.Condition().WithType("B")}
+	if got := acConditionTypes(conds); !reflect.DeepEqual(got, []string{"A", "B"}) {
+		t.Fatalf("acConditionTypes = %v", got)
 	}
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -11,9 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ssa"
@@ -22,10 +25,11 @@ import (
 )
 
 // A removal that cannot take effect (the condition is another manager's, or
-// shared with one) is refused the same way whether a batcher.RemoveCondition
-// or an Edit asks for it, on a typed or an unstructured object: naming the
-// owner, before any apply when the observation's managedFields show it, and
-// from the apply's response when they do not. The entry stays queued.
+// shared with one) is refused the same way whether a batcher.RemoveCondition,
+// an Edit or a Mutator dropping the condition from its apply configuration asks
+// for it, on a typed or an unstructured object: naming the owner, before any
+// apply when the observation's managedFields show it, and from the apply's
+// response when they do not. The entry stays queued.
 var _ = Describe("Removing a condition", func() {
 	const (
 		manager = "readiness"
@@ -72,37 +76,56 @@ var _ = Describe("Removing a condition", func() {
 		return key
 	}
 
-	// forms are the ways of queueing the removal of condType on obs.
+	// shareReady has networking apply Ready with the values readiness applied
+	// on observed, so that both own it.
+	shareReady := func(ctx context.Context, key client.ObjectKey, observed *v1alpha1.Widget) {
+		GinkgoHelper()
+		mine := meta.FindStatusCondition(observed.Status.Conditions, "Ready")
+		Expect(mine).NotTo(BeNil())
+		share := batcher.New(applier)
+		Expect(batcher.Status(share, getWidget(ctx, key), other, widgets.PutCondition(*mine))).To(Succeed())
+		Expect(share.Flush(ctx)).To(Succeed())
+		Expect(ownsCondition(getWidget(ctx, key), other, "Ready")).To(BeTrue())
+	}
+
+	// forms are the ways of queueing the removal of condType on obs. A
+	// Mutator drops it from its apply configuration, which holds what the
+	// manager owns: it cannot name a condition only another manager owns.
 	forms := []struct {
-		name  string
-		edit  bool
-		queue func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error
+		name      string
+		edit      bool
+		ownedOnly bool
+		queue     func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error
 	}{
-		{"typed RemoveCondition", false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+		{"typed RemoveCondition", false, false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
 			return batcher.RemoveCondition(b, obs, manager, condType)
 		}},
-		{"unstructured RemoveCondition", false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+		{"unstructured RemoveCondition", false, false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
 			return batcher.RemoveCondition(b, asUnstructured(obs), manager, condType)
 		}},
-		{"typed Edit", true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+		{"typed Mutator", false, true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.Status(b, obs, manager, widgets.RemoveCondition(condType))
+		}},
+		{"unstructured Mutator", false, true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+			return batcher.Status(b, asUnstructured(obs), manager, func(ac, _ *unstructured.Unstructured) error {
+				return dropUnstructured(ac, condType)
+			})
+		}},
+		{"typed Edit", true, false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
 			return batcher.EditStatus(b, obs, manager, dropCondition(condType))
 		}},
-		{"unstructured Edit", true, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
+		{"unstructured Edit", true, false, func(b *batcher.Batch, obs *v1alpha1.Widget, condType string) error {
 			return batcher.EditStatus(b, asUnstructured(obs), manager, func(u *unstructured.Unstructured) error {
-				conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-				kept := []any{}
-				for _, c := range conds {
-					if c.(map[string]any)["type"] != condType {
-						kept = append(kept, c)
-					}
-				}
-				return unstructured.SetNestedSlice(u.Object, kept, "status", "conditions")
+				return dropUnstructured(u, condType)
 			})
 		}},
 	}
 
 	for _, f := range forms {
 		for _, condType := range []string{"Reachable", "Shared"} {
+			if f.ownedOnly && condType == "Reachable" {
+				continue
+			}
 			It(fmt.Sprintf("refuses, with %s, removing %s before any apply, naming the owner, and keeps the entry", f.name, condType), func(ctx context.Context) {
 				key := prepare(ctx, "w")
 				before := getWidget(ctx, key)
@@ -194,9 +217,10 @@ var _ = Describe("Removing a condition", func() {
 		Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
 		Expect(b.Pending()).To(HaveLen(1))
 
-		By("networking stops writing Shared")
+		By("networking stops writing Shared: a declarative entry that states only Reachable releases it")
 		release := batcher.New(applier)
-		Expect(batcher.Status(release, getWidget(ctx, key), other, widgets.RemoveCondition("Shared"))).To(Succeed())
+		Expect(batcher.Status(release, getWidget(ctx, key), other, widgets.SetCondition("Reachable", metav1.ConditionTrue, "Routed"),
+			ssa.Declarative)).To(Succeed())
 		Expect(release.Flush(ctx)).To(Succeed())
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Shared"), "readiness still owns it")
 
@@ -207,28 +231,27 @@ var _ = Describe("Removing a condition", func() {
 		Expect(widgets.Conditions(getWidget(ctx, key))).NotTo(HaveKey("Shared"))
 	})
 
-	It("refuses from the apply's response a removal another manager made impossible after the observation", func(ctx context.Context) {
-		key := prepare(ctx, "w")
-		stale := getWidget(ctx, key)
-		Expect(ownsCondition(stale, other, "Ready")).To(BeFalse())
-		By("networking applies Ready with readiness's values, sharing it, after the observation")
-		mine := meta.FindStatusCondition(stale.Status.Conditions, "Ready")
-		Expect(mine).NotTo(BeNil())
-		share := batcher.New(applier)
-		Expect(batcher.Status(share, getWidget(ctx, key), other, widgets.PutCondition(*mine))).To(Succeed())
-		Expect(share.Flush(ctx)).To(Succeed())
-		Expect(ownsCondition(getWidget(ctx, key), other, "Ready")).To(BeTrue())
+	// Between the observation and the apply, networking applies Ready with
+	// readiness's values, sharing it: the observation's managedFields let the
+	// removal through, and the apply's response refuses it.
+	for _, f := range forms {
+		It(fmt.Sprintf("refuses, with %s, from the apply's response a removal another manager made impossible after the observation", f.name), func(ctx context.Context) {
+			key := prepare(ctx, "w")
+			stale := getWidget(ctx, key)
+			Expect(ownsCondition(stale, other, "Ready")).To(BeFalse())
+			shareReady(ctx, key, stale)
 
-		b := batcher.New(applier)
-		Expect(batcher.RemoveCondition(b, stale, manager, "Ready")).To(Succeed())
-		requests.Reset()
-		err := b.Flush(ctx)
-		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
-		Expect(err.Error()).To(ContainSubstring(`the API server kept it: .status.conditions[type="Ready"] is owned by networking (Apply, status)`))
-		Expect(requests.Snapshot()).To(Equal(map[string]int{"apply": 1}), "the stale managedFields let it through")
-		Expect(b.Pending()).To(HaveLen(1))
-		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
-	})
+			b := batcher.New(applier)
+			Expect(f.queue(b, stale, "Ready")).To(Succeed())
+			requests.Reset()
+			err := b.Flush(ctx)
+			Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+			Expect(err.Error()).To(ContainSubstring(`the API server kept it: .status.conditions[type="Ready"] is owned by networking (Apply, status)`))
+			Expect(requests.Snapshot()).To(Equal(map[string]int{"apply": 1}), "the stale managedFields let it through")
+			Expect(b.Pending()).To(HaveLen(1))
+			Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
+		})
+	}
 
 	It("refuses through Applier.Apply with ssa.RemovingConditions, with nothing sent", func(ctx context.Context) {
 		key := prepare(ctx, "w")
@@ -252,29 +275,69 @@ var _ = Describe("Removing a condition", func() {
 
 	// The controls: without the check, the same removals pass silently and
 	// the condition stays.
-	It("control: a Mutator's ssa.RemoveCondition of these conditions returns nil and leaves them", func(ctx context.Context) {
+	It("control: a raw apply dropping a shared condition from what its manager owns returns nil and leaves it", func(ctx context.Context) {
 		key := prepare(ctx, "w")
-		before := getWidget(ctx, key)
+		// rawDrop applies what readiness owns on observed without condType.
+		rawDrop := func(observed *v1alpha1.Widget, condType string) {
+			GinkgoHelper()
+			ac, err := acv1alpha1.ExtractWidgetStatus(observed, manager)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ac.Status).NotTo(BeNil())
+			ac.Status.Conditions = slices.DeleteFunc(ac.Status.Conditions, func(c metav1ac.ConditionApplyConfiguration) bool {
+				return *c.Type == condType
+			})
+			Expect(env.Client.Status().Apply(ctx, ac, client.FieldOwner(manager))).To(Succeed())
+		}
 
-		By("another manager's condition: not in the apply configuration, so nothing is sent")
+		By("a condition shared when observed")
+		rawDrop(getWidget(ctx, key), "Shared")
+		after := getWidget(ctx, key)
+		Expect(widgets.Conditions(after)).To(HaveKey("Shared"))
+		Expect(ownsCondition(after, manager, "Shared")).To(BeFalse())
+		Expect(ownsCondition(after, other, "Shared")).To(BeTrue())
+
+		By("a condition another manager came to share after the observation")
+		stale := getWidget(ctx, key)
+		shareReady(ctx, key, stale)
+		rawDrop(stale, "Ready")
+		after = getWidget(ctx, key)
+		Expect(widgets.Conditions(after)).To(HaveKeyWithValue("Ready", metav1.ConditionTrue))
+		Expect(ownsCondition(after, manager, "Ready")).To(BeFalse())
+	})
+
+	It("leaves a Mutator nothing to drop of a condition only another manager owns: nothing is sent", func(ctx context.Context) {
+		key := prepare(ctx, "w")
 		b := batcher.New(applier)
-		Expect(batcher.Status(b, before.DeepCopy(), manager, widgets.RemoveCondition("Reachable"))).To(Succeed())
+		Expect(batcher.Status(b, getWidget(ctx, key), manager, widgets.RemoveCondition("Reachable"))).To(Succeed())
 		requests.Reset()
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(requests.Count("apply")).To(BeZero(), "%s", requests)
+		Expect(requests.Total()).To(BeZero(), "%s", requests)
 		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
+	})
 
-		By("a shared condition: released, and kept by the API server for its other owner")
-		b = batcher.New(applier)
-		Expect(batcher.Status(b, before.DeepCopy(), manager, widgets.RemoveCondition("Shared"))).To(Succeed())
-		requests.Reset()
+	It("lets a declarative entry release a shared condition it does not state: released, not removed", func(ctx context.Context) {
+		key := prepare(ctx, "w")
+		b := batcher.New(applier)
+		Expect(batcher.Status(b, getWidget(ctx, key), manager, widgets.SetCondition("Ready", metav1.ConditionTrue, "Up"), ssa.Declarative)).To(Succeed())
 		Expect(b.Flush(ctx)).To(Succeed())
-		Expect(requests.Count("apply")).To(Equal(1), "%s", requests)
 		after := getWidget(ctx, key)
 		Expect(widgets.Conditions(after)).To(HaveKey("Shared"))
 		Expect(ownsCondition(after, manager, "Shared")).To(BeFalse())
 	})
 })
+
+// dropUnstructured removes condType's condition from u's status.conditions.
+func dropUnstructured(u *unstructured.Unstructured, condType string) error {
+	conds, _, err := unstructured.NestedSlice(u.Object, "status", "conditions")
+	if err != nil {
+		return err
+	}
+	kept := slices.DeleteFunc(conds, func(c any) bool {
+		m, ok := c.(map[string]any)
+		return ok && m["type"] == condType
+	})
+	return unstructured.SetNestedSlice(u.Object, kept, "status", "conditions")
+}
 
 // asUnstructured is w as the unstructured client reads it.
 func asUnstructured(w *v1alpha1.Widget) *unstructured.Unstructured {
