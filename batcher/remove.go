@@ -19,9 +19,9 @@ import (
 // managedFields show the owner, else from the response of a dry run of the
 // apply that still holds the condition. Either way the entry stays queued.
 //
-// A Mutator's ssa.RemoveCondition cannot tell: its apply configuration holds
-// only what the manager owns, so it releases a condition the manager owns and
-// never sees one only another manager owns. RemoveCondition is the entry's
+// A Mutator's apply configuration holds only what the manager owns: dropping
+// a condition from it is checked the same way, but a condition only another
+// manager owns is not there to drop. RemoveCondition is the entry's
 // ssa.RemovingConditions(condType); an Edit's removals are checked the same way.
 func RemoveCondition[O client.Object](b *Batch, obj O, manager, condType string, opts ...ssa.ApplyOption) error {
 	var invalid error
