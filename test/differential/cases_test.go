@@ -120,6 +120,25 @@ var scenarios = []scenario{
 		want:   removesForeign,
 	},
 	{
+		name:   "a manager drops its own condition from what it owns",
+		setup:  ownTwoBesideAnother,
+		intent: intent{ops: []op{dropCondition("Synced")}},
+		want:   noError,
+	},
+	{
+		name:   "a manager drops from what it owns a condition it shares with another manager",
+		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		intent: intent{ops: []op{dropCondition("Reachable")}},
+		want:   removesForeign,
+	},
+	{
+		name:     "a manager drops a condition it shares through an observation without managedFields",
+		setup:    []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		stripped: true,
+		intent:   intent{ops: []op{dropCondition("Reachable")}},
+		want:     removesForeign,
+	},
+	{
 		name:   "a manager restates what it owns",
 		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, setPhase("Running"))},
 		intent: intent{ops: []op{ready, setPhase("Running")}},

@@ -19,8 +19,9 @@ import (
 // status function can take: a Mutator of the generated apply configuration,
 // an Edit of the typed object (the merge-patch way), and both again for an
 // unstructured object. The four are meant to say the same thing; the harness
-// holds them to it. A removal is queued with batcher.RemoveCondition in place
-// of both Mutators.
+// holds them to it. removeCondition queues batcher.RemoveCondition in place
+// of both Mutators; dropCondition has them drop the condition from their apply
+// configuration.
 type op struct {
 	name     string
 	removes  string // the condition type batcher.RemoveCondition removes
@@ -95,6 +96,23 @@ func removeCondition(condType string) op {
 			return putConditions(o, withoutCondition(conditionsOf(o), condType))
 		},
 	}
+}
+
+// dropCondition removes a condition by leaving it out: a Mutator drops it
+// from its apply configuration (which holds what the manager owns), an Edit
+// from the object, with meta.RemoveStatusCondition or by hand.
+func dropCondition(condType string) op {
+	o := removeCondition(condType)
+	o.name, o.removes = "drop "+condType, ""
+	o.mutator = widgets.RemoveCondition(condType)
+	o.uMutator = func(ac, _ *unstructured.Unstructured) error {
+		if _, has := ac.Object["status"]; !has {
+			// A manager that owns no status is not given an empty one.
+			return nil
+		}
+		return putConditions(ac, withoutCondition(conditionsOf(ac), condType))
+	}
+	return o
 }
 
 // countConditions sets condType to True with the reason SawN, N the number
