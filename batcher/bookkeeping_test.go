@@ -570,9 +570,9 @@ func TestEditRemovingAForeignFieldFails(t *testing.T) {
 		return nil
 	})
 	err := f.b.Flush(context.Background())
-	if !errors.Is(err, ErrRemovesForeignField) || !strings.Contains(err.Error(), "edits 1 to 2 of 2") ||
+	if !errors.Is(err, ssa.ErrRemovesForeignField) || !strings.Contains(err.Error(), "edits 1 to 2 of 2") ||
 		!strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) {
-		t.Fatalf("Flush error %v, want ErrRemovesForeignField naming B's owner", err)
+		t.Fatalf("Flush error %v, want ssa.ErrRemovesForeignField naming B's owner", err)
 	}
 	if n := f.counter(t, "statusapply_applies_total"); n != 0 {
 		t.Fatalf("%v applies sent", n)

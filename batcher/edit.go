@@ -23,11 +23,6 @@ import (
 	"github.com/statusapply/statusapply/ssa"
 )
 
-// ErrRemovesForeignField is wrapped when an edit removes a field (such as a
-// condition) that another field manager owns: a writer can only release what
-// it owns, so the removal would not happen on the server.
-var ErrRemovesForeignField = errors.New("removes a field another field manager owns")
-
 // Edit is a mutator written the merge-patch way: it edits in place a copy of
 // the observed typed object (meta.SetStatusCondition(&obj.Status.Conditions,
 // ...)), already edited by the entry's earlier Edits. Like a Mutator, it runs at
@@ -44,11 +39,12 @@ type Edit[O client.Object] func(obj O) error
 //   - a field it set or changed is applied; a change inside a list element
 //     keyed by its fields (a condition) claims the whole element;
 //   - a field it removed is released if only this manager owns it; otherwise
-//     Flush fails with ErrRemovesForeignField naming the owner. Fields whose
-//     managedFields were lost are held by before-first-apply, which is no
-//     writer: when it is the only other owner, the Applier takes them back
-//     for this manager first (not in a dry run) and the removal goes ahead;
-//     an object without any managedFields is refused, its owners unknown;
+//     Flush fails with ssa.ErrRemovesForeignField naming the owner, before
+//     any apply (an observation without managedFields is read again first).
+//     Fields whose managedFields were lost are held by before-first-apply,
+//     which is no writer: when it is the only other owner, the Applier takes
+//     them back for this manager first (not in a dry run) and the removal
+//     goes ahead;
 //   - a field set to the value it had is not claimed.
 //
 // Edits and Mutators may be mixed in one entry, in queue order. A Mutator sees
@@ -316,8 +312,9 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 	return out
 }
 
-// checkRemovals refuses removing fields another manager owns, in any
-// operation or subresource.
+// checkRemovals refuses removing fields that an entry other than the one the
+// apply releases owns: another manager's, in any operation or subresource, or
+// the manager's own Update or other subresource's entry.
 func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	if removed.Empty() {
 		return nil
@@ -332,13 +329,16 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	var foreign []string
 	onlyBeforeFirstApply := true
 	for _, entry := range owners.Entries {
-		if entry.Manager == e.target.Manager {
+		if entry.Manager == e.target.Manager && entry.Operation == metav1.ManagedFieldsOperationApply &&
+			entry.Subresource == string(e.target.Subresource) {
+			// The entry the apply releases; any other keeps the field, the
+			// manager's own Update entries included.
 			continue
 		}
 		removed.Iterate(func(p fieldpath.Path) {
 			topmost(claimElements(ownership.Subtree(entry.Fields, p))).Iterate(func(owned fieldpath.Path) {
 				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", owned, entry))
-				onlyBeforeFirstApply = onlyBeforeFirstApply && isBeforeFirstApply(entry)
+				onlyBeforeFirstApply = onlyBeforeFirstApply && entry.BeforeFirstApply()
 			})
 		})
 	}
@@ -346,16 +346,10 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		return nil
 	}
 	sort.Strings(foreign)
-	err = fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
+	err = fmt.Errorf("%w: %s", ssa.ErrRemovesForeignField, strings.Join(foreign, "; "))
 	if onlyBeforeFirstApply {
 		// No real manager holds them: the Applier takes them back.
 		return &batching.HeldBeforeFirstApply{Fields: removed, Err: err}
 	}
 	return err
-}
-
-// isBeforeFirstApply reports whether entry is the API server's attribution
-// of fields whose managedFields were lost, not a writer.
-func isBeforeFirstApply(entry ownership.Entry) bool {
-	return entry.Manager == ownership.BeforeFirstApplyManager && entry.Operation == metav1.ManagedFieldsOperationUpdate
 }

@@ -238,9 +238,9 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 		Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a, b}}}
 	dropB := func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[:1] }
 	_, _, err, editorErr := buildBoth(t, observed, ownedIntent(t, a, b), dropB)
-	if !errors.Is(err, ErrRemovesForeignField) || !strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) ||
+	if !errors.Is(err, ssa.ErrRemovesForeignField) || !strings.Contains(err.Error(), `.status.conditions[type="B"] is owned by other`) ||
 		!strings.Contains(err.Error(), "edits 1 to 1 of 1") {
-		t.Fatalf("typed build: %v, want ErrRemovesForeignField naming B's owner", err)
+		t.Fatalf("typed build: %v, want ssa.ErrRemovesForeignField naming B's owner", err)
 	}
 	if editorErr == nil || editorErr.Error() != err.Error() {
 		t.Fatalf("the editor failed with %v, the typed build with %v", editorErr, err)
@@ -358,4 +358,44 @@ func FuzzTypedEditsAgreeWithTheEditor(f *testing.F) {
 			t.Fatalf("typed build wrote\n%v\nthe editor\n%v", typedOut, editorOut)
 		}
 	})
+}
+
+// The entry an Edit's apply releases is the manager's Apply entry of the
+// subresource: a condition its own Update entry also holds stays on the
+// server, so removing it is refused, naming that entry, as a
+// batcher.RemoveCondition is. The control: the manager's Apply entry alone
+// lets the removal through.
+func TestEditRemovingAConditionItsOwnUpdateEntryHoldsFails(t *testing.T) {
+	a, b := typedCond("A", "True", 100), typedCond("B", "True", 100)
+	fieldsA := metav1.NewFieldsV1(`{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:type":{},"f:status":{}}}}}`)
+	applyEntry := metav1.ManagedFieldsEntry{Manager: "m", Operation: metav1.ManagedFieldsOperationApply, Subresource: "status",
+		FieldsType: "FieldsV1", FieldsV1: fieldsA}
+	updateEntry := applyEntry
+	updateEntry.Operation = metav1.ManagedFieldsOperationUpdate
+	dropA := func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[1:] }
+	for _, tc := range []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		refused bool
+	}{
+		{"its Apply entry alone", []metav1.ManagedFieldsEntry{applyEntry}, false},
+		{"its Apply and Update entries", []metav1.ManagedFieldsEntry{applyEntry, updateEntry}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			observed := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", ResourceVersion: "1", ManagedFields: tc.entries},
+				Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a, b}}}
+			_, _, err, editorErr := buildBoth(t, observed, ownedIntent(t, a), dropA)
+			if !tc.refused {
+				if err != nil || editorErr != nil {
+					t.Fatalf("typed build %v, editor %v, want the removal released", err, editorErr)
+				}
+				return
+			}
+			for _, e := range []error{err, editorErr} {
+				if !errors.Is(e, ssa.ErrRemovesForeignField) || !strings.Contains(e.Error(), `.status.conditions[type="A"] is owned by m (Update, status)`) {
+					t.Fatalf("%v, want ssa.ErrRemovesForeignField naming m's Update entry", e)
+				}
+			}
+		})
+	}
 }

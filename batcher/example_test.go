@@ -2,6 +2,7 @@ package batcher_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -164,4 +165,36 @@ func ExampleCompare() {
 	// Healthy added []
 	// Ready changed [reason]
 	// condition Healthy: absent -> present (status "Unknown", reason "Probing", message "probing"); condition Ready: reason "Up" -> "ReplicasReady"; .status.phase: "Running" -> "Ready"
+}
+
+// A writer removes a condition with RemoveCondition. One that another writer
+// owns (alone, or with this one) cannot be removed by it: the API server keeps
+// it for its owner. Flush refuses that removal, naming the owner, and the
+// entry stays queued.
+func ExampleRemoveCondition() {
+	ctx := context.Background()
+	c, applier := exampleCluster()
+	key := client.ObjectKey{Namespace: "demo", Name: "w1"}
+	w := &v1alpha1.Widget{}
+	_ = c.Get(ctx, key, w)
+	b := batcher.New(applier)
+	_ = batcher.Status(b, w, "networking", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
+		ac.WithStatus(acv1alpha1.WidgetStatus())
+		return ssa.SetCondition(&ac.Status.Conditions, o.Status.Conditions, o.Generation,
+			metav1.Condition{Type: "Reachable", Status: metav1.ConditionTrue, Reason: "Routed"})
+	})
+	_ = b.Flush(ctx)
+
+	_ = c.Get(ctx, key, w)
+	b = batcher.New(applier)
+	_ = batcher.RemoveCondition(b, w, "readiness", "Reachable")
+	err := b.Flush(ctx)
+	fmt.Println("refused:", errors.Is(err, ssa.ErrRemovesForeignField))
+	fmt.Println("queued after Flush:", len(b.Pending()))
+	_ = c.Get(ctx, key, w)
+	fmt.Println(w.Status.Conditions[0].Type)
+	// Output:
+	// refused: true
+	// queued after Flush: 1
+	// Reachable
 }

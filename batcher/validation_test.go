@@ -250,3 +250,17 @@ func TestNewEntryOfTheLastObjectChecksItsManager(t *testing.T) {
 		t.Fatalf("pending %v, want only m's entry", got)
 	}
 }
+
+// A removal of a condition without a type is refused when queued, naming the
+// object, and queues nothing.
+func TestRemoveConditionWithoutTypeIsRefusedWhenQueued(t *testing.T) {
+	a, c, _ := countingFixture(t, "w")
+	b := batcher.New(a)
+	err := batcher.RemoveCondition(b, widget(t, c, "w"), "readiness", "")
+	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "ns/w") {
+		t.Fatalf("error %v, want ErrInvalidInput naming the object", err)
+	}
+	if p := b.Pending(); len(p) != 0 {
+		t.Fatalf("pending %v, want nothing queued", p)
+	}
+}

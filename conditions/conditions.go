@@ -74,7 +74,7 @@ func Set(obj Object, cond metav1.Condition) bool {
 
 // Remove removes the condition of condType from obj and reports whether
 // there was one. Applied, the removal releases the condition; only its
-// owner can remove it (see batcher.ErrRemovesForeignField).
+// owner can remove it (see ssa.ErrRemovesForeignField).
 func Remove(obj Setter, condType string) bool {
 	list := obj.GetConditions()
 	if !meta.RemoveStatusCondition(&list, condType) {

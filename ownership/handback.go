@@ -74,6 +74,11 @@ func HoldsBeforeFirstApply(mfs []metav1.ManagedFieldsEntry) bool {
 	return false
 }
 
+// BeforeFirstApply reports whether the entry is the API server's attribution
+// of fields whose managedFields were lost (see BeforeFirstApplyManager), no
+// writer.
+func (e Entry) BeforeFirstApply() bool { return isBeforeFirstApply(e.Manager, e.Operation) }
+
 func isBeforeFirstApply(manager string, op metav1.ManagedFieldsOperationType) bool {
 	return manager == BeforeFirstApplyManager && op == metav1.ManagedFieldsOperationUpdate
 }

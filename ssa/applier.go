@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -183,6 +184,9 @@ func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b
 		case err != nil:
 			return run.fail(err)
 		case !again:
+			if err := run.confirmRemovals(); err != nil {
+				return run.fail(err)
+			}
 			return run.res, nil
 		}
 	}
@@ -211,6 +215,10 @@ type applyRun struct {
 	// conflictRecovered is set once a conflict naming before-first-apply
 	// alone was met with a recovery: the apply is sent again only once.
 	conflictRecovered bool
+	// removing are the condition types the attempt's apply removes: those
+	// RemovingConditions declares and those the intent releases (see
+	// releasedConditions). Its response must not hold them.
+	removing []string
 }
 
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
@@ -231,6 +239,9 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 // check refuses, before any request, an apply that cannot be made.
 func (r *applyRun) check() error {
 	if err := checkApply(r.t, r.res.Object, r.build, r.x); err != nil {
+		return err
+	}
+	if err := checkRemovedConditions(r.opts.RemovedConditions); err != nil {
 		return err
 	}
 	// No path may send without the kind's schema: without it neither what the
@@ -299,6 +310,10 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return false, err
 	}
 	r.res.Object, r.res.Observed = obs, obs
+	r.removing = r.opts.RemovedConditions
+	if err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
+		return r.recoverRemoved(ctx, obs, err)
+	}
 	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, r.takesBack(), &r.res)
 	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
 		// The build needs managedFields the observation lacks: read them, once.
@@ -319,6 +334,17 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		r.skipped()
 		return false, nil
 	}
+	released, err := r.releasedConditions(st, in)
+	if err != nil {
+		return false, err
+	}
+	if err := refuseRemovals(r.t, released, obs); err != nil {
+		return r.recoverRemoved(ctx, obs, err)
+	}
+	r.removing = append(slices.Clip(r.removing), released...)
+	if err := r.tryRemovals(ctx, in, obs); err != nil {
+		return false, err
+	}
 	r.res.Attempts++
 	r.res.Intent = in.body
 	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.x)
@@ -328,6 +354,45 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	r.applied(resp, in)
 	r.recoverAfter(ctx, resp)
 	return false, nil
+}
+
+// tryRemovals dry-runs an apply that removes conditions an observation
+// without managedFields holds, before sending it: who owns them is unknown,
+// and only a response tells whether they would stay. One that would stay
+// refuses the apply with nothing written. Any other failure is left to the
+// apply, which meets it again.
+func (r *applyRun) tryRemovals(ctx context.Context, in *prepared, obs client.Object) error {
+	if r.x.DryRun {
+		// The apply is a dry run itself: confirmRemovals reads its response.
+		return nil
+	}
+	confirm, err := confirmsRemovals(r.removing, obs)
+	if err != nil || !confirm {
+		return err
+	}
+	r.res.Attempts++
+	resp, err := r.send(ctx, r.t, in, r.like, false, batching.Extras{DryRun: true, DeferDecode: true})
+	if err != nil {
+		return nil //nolint:nilerr // the apply meets the same failure and handles it
+	}
+	obj, err := resp.object()
+	if err != nil {
+		return err
+	}
+	return refuseKept(r.t, r.removing, obj)
+}
+
+// confirmRemovals refuses a sent apply whose response still holds a
+// condition it removes (see RemovingConditions and releasedConditions).
+func (r *applyRun) confirmRemovals() error {
+	if len(r.removing) == 0 || !r.res.Sent {
+		return nil
+	}
+	resp, err := responseObject(&r.res)
+	if err != nil {
+		return err
+	}
+	return refuseKept(r.t, r.removing, resp)
 }
 
 // skipped counts (unless in a dry run) and logs an apply that was not sent

@@ -23,6 +23,9 @@ type ApplyOptions struct {
 	// Policy decides what to do about a field-manager conflict. Nil means the
 	// policy WithConflictPolicy set for the manager, or conflicts.Fail.
 	Policy *conflicts.Policy
+	// RemovedConditions are the status condition types the apply removes
+	// (see RemovingConditions).
+	RemovedConditions []string
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -34,7 +37,8 @@ func (o *ApplyOptions) ApplyOptions(opts []ApplyOption) *ApplyOptions {
 }
 
 // ApplyToApply sets on target the fields o sets, leaving the others (a guarded
-// or declarative target stays so): how one batch entry's contributions combine.
+// or declarative target stays so) and adding removed conditions to target's:
+// how one batch entry's contributions combine.
 func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	if o.Mode != Incremental {
 		target.Mode = o.Mode
@@ -45,6 +49,7 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	if o.Policy != nil {
 		target.Policy = o.Policy
 	}
+	removedConditions(o.RemovedConditions).ApplyToApply(target)
 }
 
 // Mode says what an apply intent starts from. A Mode is an ApplyOption.

@@ -93,21 +93,6 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 	}
 }
 
-// RemoveCondition removes the condition of condType from an apply
-// configuration's conditions and reports whether there was one. Applying the
-// result releases it: the API server deletes it unless another manager owns it
-// too. A condition only another manager owns is not in the configuration:
-// RemoveCondition reports false and nothing changes on the object, where an
-// Edit removing it is refused with batcher.ErrRemovesForeignField.
-func RemoveCondition(conditions *[]metav1ac.ConditionApplyConfiguration, condType string) bool {
-	i := conditionIndex(*conditions, condType)
-	if i < 0 {
-		return false
-	}
-	*conditions = append((*conditions)[:i], (*conditions)[i+1:]...)
-	return true
-}
-
 // FindCondition returns the condition of condType in an apply configuration's
 // conditions, or nil.
 func FindCondition(conditions []metav1ac.ConditionApplyConfiguration, condType string) *metav1ac.ConditionApplyConfiguration {

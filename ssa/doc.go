@@ -21,7 +21,9 @@
 // would release every field the manager owns.
 //
 // Omission means release: a field the manager applied before and leaves out is
-// given up, and deleted unless another manager owns it too.
+// given up, and deleted unless another manager owns it too. A removal that
+// must take effect is declared ([RemovingConditions]) and refused with
+// [ErrRemovesForeignField] when another manager owns what it removes.
 //
 // Applies carry the observed uid, so a deleted object is not recreated, but the
 // API server ignores a status apply's uid: an unguarded one can write to an

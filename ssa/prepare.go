@@ -156,6 +156,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 		return nil, invalidf("the apply configuration names %s %s/%s, not the object it was queued for",
 			got.Kind, intent.GetNamespace(), intent.GetName())
 	}
+	withoutConditions(intent.Object, opts.RemovedConditions)
 	pruneEmpty(intent.Object)
 	if conds, has, _ := unstructured.NestedFieldNoCopy(intent.Object, "status", "conditions"); has {
 		ownedConds, _, _ := unstructured.NestedFieldNoCopy(owned, "status", "conditions")
@@ -177,7 +178,14 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 		}
 	}
 	if unchangedIntent(intent.Object, owned) {
-		return a.unchanged, nil
+		// Unless only the response can tell whether a removal took effect.
+		confirm, err := confirmsRemovals(opts.RemovedConditions, obs)
+		if err != nil {
+			return nil, err
+		}
+		if !confirm {
+			return a.unchanged, nil
+		}
 	}
 	if err := a.checkIntentSchema(t, intent.Object); err != nil {
 		return nil, err
@@ -282,9 +290,10 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 }
 
 // typedPath reports whether an intent with this typed build is built in its
-// own type, not as content (for a guarded apply or a yielding policy).
+// own type, not as content (for a guarded apply, a yielding policy or removed
+// conditions).
 func (a *Applier) typedPath(typed *batching.TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
-	return typed != nil && !opts.Guarded && !policy.Yields()
+	return typed != nil && !opts.Guarded && !policy.Yields() && len(opts.RemovedConditions) == 0
 }
 
 // pruneEmptyStructs nils each pointer below v to an apply configuration struct

@@ -112,6 +112,33 @@ var scenarios = []scenario{
 		want:   removesForeign,
 	},
 	{
+		// Both apply Reachable with the same values (the second keeps the
+		// observed lastTransitionTime), so they share it.
+		name:   "a manager removes a condition it shares with another manager",
+		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		intent: intent{ops: []op{removeCondition("Reachable")}},
+		want:   removesForeign,
+	},
+	{
+		name:   "a manager drops its own condition from what it owns",
+		setup:  ownTwoBesideAnother,
+		intent: intent{ops: []op{dropCondition("Synced")}},
+		want:   noError,
+	},
+	{
+		name:   "a manager drops from what it owns a condition it shares with another manager",
+		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		intent: intent{ops: []op{dropCondition("Reachable")}},
+		want:   removesForeign,
+	},
+	{
+		name:     "a manager drops a condition it shares through an observation without managedFields",
+		setup:    []step{applyBy(other, reachable), applyBy(manager, ready, reachable)},
+		stripped: true,
+		intent:   intent{ops: []op{dropCondition("Reachable")}},
+		want:     removesForeign,
+	},
+	{
 		name:   "a manager restates what it owns",
 		setup:  []step{applyBy(other, reachable), applyBy(manager, ready, setPhase("Running"))},
 		intent: intent{ops: []op{ready, setPhase("Running")}},

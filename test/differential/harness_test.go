@@ -26,20 +26,7 @@ import (
 // differently today, each with what was observed. They stay in the tree,
 // named and Pending, until the library or the case is settled; then they
 // leave this list.
-var disagreements = map[[2]string]string{
-	// A Mutator cannot remove a condition its manager does not own: its apply
-	// configuration holds only what the manager owns, ssa.RemoveCondition
-	// finds no Reachable there and reports false, nothing is sent, Flush
-	// returns nil and networking's Reachable stays. Every Edit way refuses
-	// the same removal with batcher.ErrRemovesForeignField naming networking.
-	// The objects and their ownership end the same; only the error differs.
-	{"a manager removes another manager's condition",
-		"typed Mutators, remembering Applier ends with batcher.ErrRemovesForeignField"}: "a Mutator's removal of a foreign condition is a silent no-op",
-	{"a manager removes another manager's condition",
-		"typed Edits, remembering Applier ends as typed Mutators, remembering Applier"}: "error nil (Mutator) != batcher.ErrRemovesForeignField (Edit)",
-	{"a manager removes another manager's condition",
-		"unstructured Edits, remembering Applier ends as unstructured Mutators, remembering Applier"}: "error nil (Mutator) != batcher.ErrRemovesForeignField (Edit)",
-}
+var disagreements = map[[2]string]string{}
 
 // specTexts collects the text of every generated spec, by scenario, so that
 // a disagreement naming no spec is caught.

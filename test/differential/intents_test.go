@@ -19,9 +19,12 @@ import (
 // status function can take: a Mutator of the generated apply configuration,
 // an Edit of the typed object (the merge-patch way), and both again for an
 // unstructured object. The four are meant to say the same thing; the harness
-// holds them to it.
+// holds them to it. removeCondition queues batcher.RemoveCondition in place
+// of both Mutators; dropCondition has them drop the condition from their apply
+// configuration.
 type op struct {
 	name     string
+	removes  string // the condition type batcher.RemoveCondition removes
 	mutator  widgets.Mutator
 	edit     func(*v1alpha1.Widget) error
 	uMutator func(ac, observed *unstructured.Unstructured) error
@@ -78,24 +81,38 @@ func setCondition(condType string, status metav1.ConditionStatus, reason, messag
 	}
 }
 
-// removeCondition removes a condition: ssa.RemoveCondition on the apply
-// configuration (which holds what the manager owns), meta.RemoveStatusCondition
-// on the object.
+// removeCondition removes a condition: batcher.RemoveCondition in place of a
+// Mutator (a Mutator's apply configuration holds only what the manager owns),
+// meta.RemoveStatusCondition on the object.
 func removeCondition(condType string) op {
 	return op{
 		name:    "remove " + condType,
-		mutator: widgets.RemoveCondition(condType),
+		removes: condType,
 		edit: func(w *v1alpha1.Widget) error {
 			meta.RemoveStatusCondition(&w.Status.Conditions, condType)
 			return nil
-		},
-		uMutator: func(ac, _ *unstructured.Unstructured) error {
-			return putConditions(ac, withoutCondition(conditionsOf(ac), condType))
 		},
 		uEdit: func(o *unstructured.Unstructured) error {
 			return putConditions(o, withoutCondition(conditionsOf(o), condType))
 		},
 	}
+}
+
+// dropCondition removes a condition by leaving it out: a Mutator drops it
+// from its apply configuration (which holds what the manager owns), an Edit
+// from the object, with meta.RemoveStatusCondition or by hand.
+func dropCondition(condType string) op {
+	o := removeCondition(condType)
+	o.name, o.removes = "drop "+condType, ""
+	o.mutator = widgets.RemoveCondition(condType)
+	o.uMutator = func(ac, _ *unstructured.Unstructured) error {
+		if _, has := ac.Object["status"]; !has {
+			// A manager that owns no status is not given an empty one.
+			return nil
+		}
+		return putConditions(ac, withoutCondition(conditionsOf(ac), condType))
+	}
+	return o
 }
 
 // countConditions sets condType to True with the reason SawN, N the number

@@ -14,7 +14,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
-	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -27,7 +26,7 @@ type errClass string
 const (
 	noError        errClass = "nil"
 	invalidInput   errClass = "ssa.ErrInvalidInput"
-	removesForeign errClass = "batcher.ErrRemovesForeignField"
+	removesForeign errClass = "ssa.ErrRemovesForeignField"
 	fieldConflict  errClass = "*conflicts.Error"
 	noSchema       errClass = "ssa.ErrNoSchema"
 	otherError     errClass = "other"
@@ -41,7 +40,7 @@ func classify(err error) errClass {
 		return noError
 	case errors.As(err, &conflict):
 		return fieldConflict
-	case errors.Is(err, batcher.ErrRemovesForeignField):
+	case errors.Is(err, ssa.ErrRemovesForeignField):
 		return removesForeign
 	case errors.Is(err, ssa.ErrNoSchema):
 		return noSchema

@@ -80,14 +80,18 @@ func queue(b *batcher.Batch, f form, obs *v1alpha1.Widget, in intent) error {
 	u := asUnstructured(obs)
 	for _, o := range in.ops {
 		var err error
-		switch f {
-		case typedMutator:
+		switch {
+		case o.removes != "" && f == typedMutator:
+			err = batcher.RemoveCondition(b, obs, manager, o.removes, in.opts...)
+		case o.removes != "" && f == unstructuredMutator:
+			err = batcher.RemoveCondition(b, u, manager, o.removes, in.opts...)
+		case f == typedMutator:
 			err = batcher.Status(b, obs, manager, o.mutator, in.opts...)
-		case typedEdit:
+		case f == typedEdit:
 			err = batcher.EditStatus(b, obs, manager, o.edit, in.opts...)
-		case unstructuredMutator:
+		case f == unstructuredMutator:
 			err = batcher.Status(b, u, manager, o.uMutator, in.opts...)
-		case unstructuredEdit:
+		case f == unstructuredEdit:
 			err = batcher.EditStatus(b, u, manager, o.uEdit, in.opts...)
 		}
 		if err != nil {

@@ -184,14 +184,16 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		Expect(ownsCondition(w, "other", "Ready")).To(BeTrue(), "the real manager keeps Ready")
 		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
 
-		By("the Mutator's removal releases its share; Ready stays, the other manager's")
+		By("the Mutator's removal cannot take effect while the other manager holds Ready: refused, naming it")
 		b := batcher.New(applier)
 		Expect(batcher.Status(b, getWidget(ctx, key), mutator, widgets.RemoveCondition("Ready"))).To(Succeed())
-		Expect(b.Flush(ctx)).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(err.Error()).To(ContainSubstring("other"))
 		w = getWidget(ctx, key)
 		Expect(widgets.Conditions(w)).To(HaveKey("Ready"))
 		Expect(ownsCondition(w, "other", "Ready")).To(BeTrue())
-		Expect(ownsCondition(w, mutator, "Ready")).To(BeFalse())
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
 	})
 
 	It("leaves the condition when the raw apply co-owns it with before-first-apply (the control)", func(ctx context.Context) {
@@ -209,7 +211,7 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		results, err := b.DryRun(ctx)
 		Expect(err).To(HaveOccurred())
 		Expect(results).To(HaveLen(1))
-		Expect(results[0].Err).To(MatchError(batcher.ErrRemovesForeignField))
+		Expect(results[0].Err).To(MatchError(ssa.ErrRemovesForeignField))
 		Expect(results[0].Err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
 		Expect(recoveries()).To(BeEmpty())
 	})
@@ -318,6 +320,44 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		Expect(heldBeforeFirstApply(ctx)).To(BeEmpty())
 		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1, editor: 1}))
 		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered, ssa.ReasonFieldsRecovered}), "nothing yielded")
+	})
+
+	It("takes back a condition a queued removal names that before-first-apply alone holds, and removes it", func(ctx context.Context) {
+		By("the Mutator writes again: the API server attributes Reachable to before-first-apply")
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
+
+		By("a dry run takes nothing back: the removal is refused, naming before-first-apply")
+		b := batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), editor, "Reachable")).To(Succeed())
+		results, err := b.DryRun(ctx)
+		Expect(err).To(HaveOccurred())
+		Expect(results).To(HaveLen(1))
+		Expect(results[0].Err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(results[0].Err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
+		Expect(heldBeforeFirstApply(ctx)).To(Equal([]string{"Reachable"}))
+
+		By("the removal takes Reachable back and deletes it; Ready stays the Mutator's")
+		b = batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), editor, "Reachable")).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "True")))
+		Expect(ownsCondition(w, mutator, "Ready")).To(BeTrue())
+		Expect(heldBeforeFirstApply(ctx)).To(BeEmpty())
+		Expect(recoveries()).To(Equal(map[string]float64{mutator: 1, editor: 1}))
+	})
+
+	It("still refuses a queued removal of a condition a real manager holds beside before-first-apply", func(ctx context.Context) {
+		setReady(ctx, applier, key, metav1.ConditionTrue)
+		Expect(widgets.ApplyExisting(ctx, env.Client, key, "other", "Reachable")).To(Succeed())
+		b := batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), editor, "Reachable")).To(Succeed())
+		err := b.Flush(ctx)
+		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(err.Error()).To(ContainSubstring("other"))
+		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
+		Expect(recoveries()).NotTo(HaveKey(editor))
 	})
 
 	It("refuses an Edit's removal while managedFields are empty altogether", func(ctx context.Context) {

@@ -1,7 +1,10 @@
 package widgets
 
 import (
+	"slices"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
@@ -37,13 +40,17 @@ func SetCondition(condType string, status metav1.ConditionStatus, reason string)
 	return PutCondition(metav1.Condition{Type: condType, Status: status, Reason: reason, Message: reason})
 }
 
-// RemoveCondition is a mutator that releases one condition. A manager that
-// owns no status has nothing to release, and is not given an empty status,
-// which it would then apply.
+// RemoveCondition is a mutator that drops one condition from what its
+// manager owns (its apply configuration); the Applier refuses the apply with
+// ssa.ErrRemovesForeignField while another manager owns the condition too. A
+// manager that owns no status has nothing to drop, and is not given an empty
+// status, which it would then apply.
 func RemoveCondition(condType string) Mutator {
 	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 		if ac.Status != nil {
-			ssa.RemoveCondition(&ac.Status.Conditions, condType)
+			ac.Status.Conditions = slices.DeleteFunc(ac.Status.Conditions, func(c metav1ac.ConditionApplyConfiguration) bool {
+				return c.Type != nil && *c.Type == condType
+			})
 		}
 		return nil
 	}

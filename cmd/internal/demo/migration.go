@@ -21,47 +21,50 @@ import (
 )
 
 // takeOverAndRemove has the new readiness writer change Ready and then remove
-// it, through statusapply, reporting what happened to the condition.
-func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applier, key client.ObjectKey) (changeErr error, stillThere bool, err error) {
+// it, through statusapply, reporting what happened to the change, the removal
+// (refused with ssa.ErrRemovesForeignField while another owner keeps Ready)
+// and the condition.
+func takeOverAndRemove(ctx context.Context, c client.Client, applier *ssa.Applier, key client.ObjectKey) (
+	changeErr, removeErr error, stillThere bool, err error) {
 	obj := &v1alpha1.Widget{}
 	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	b := batcher.New(applier)
 	if err := batcher.Status(b, obj, "readiness", setConditionMutator("Ready", metav1.ConditionTrue)); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	changeErr = b.Flush(ctx)
 
 	// Agree with the legacy value first, so the removal is tried even when the
 	// change was refused: the writer then shares the field and gives it up.
 	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	b = batcher.New(applier)
 	if err := batcher.Status(b, obj, "readiness", func(ac *acv1alpha1.WidgetApplyConfiguration, o *v1alpha1.Widget) error {
 		current := *meta.FindStatusCondition(o.Status.Conditions, "Ready")
 		return ssa.SetCondition(&widgetStatus(ac).Conditions, o.Status.Conditions, current.ObservedGeneration, current)
 	}); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if err := b.Flush(ctx); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	b = batcher.New(applier)
 	if err := batcher.Status(b, obj, "readiness", removeCondition("Ready")); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	if err := b.Flush(ctx); err != nil {
-		return nil, false, err
+	if removeErr = b.Flush(ctx); removeErr != nil && !errors.Is(removeErr, ssa.ErrRemovesForeignField) {
+		return nil, nil, false, removeErr
 	}
 	if err := c.Get(ctx, key, obj); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
-	return changeErr, meta.FindStatusCondition(obj.Status.Conditions, "Ready") != nil, nil
+	return changeErr, removeErr, meta.FindStatusCondition(obj.Status.Conditions, "Ready") != nil, nil
 }
 
 // ownersLine renders manager -> condition types as "readiness owns Ready,
@@ -106,13 +109,13 @@ func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	changeErr, stillThere, err := takeOverAndRemove(ctx, c, applier, before)
+	changeErr, removeErr, stillThere, err := takeOverAndRemove(ctx, c, applier, before)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.Out, "      before migration: change refused=%v (%s), removal left Ready behind=%v\n",
-		changeErr != nil, conflicts.Classify(changeErr), stillThere)
-	if changeErr == nil || !stillThere {
+	fmt.Fprintf(s.Out, "      before migration: change refused=%v (%s), removal refused=%v, Ready left behind=%v\n",
+		changeErr != nil, conflicts.Classify(changeErr), removeErr != nil, stillThere)
+	if changeErr == nil || removeErr == nil || !stillThere {
 		return "", errors.New("the control did not show the legacy owner blocking the new writer")
 	}
 
@@ -135,13 +138,15 @@ func stepMigration(ctx context.Context, s *Walkthrough) (string, error) {
 		return "", err
 	}
 	fmt.Fprintf(s.Out, "      migrated: %s\n", ownersLine(res.After.ConditionTypes()))
-	changeErr, stillThere, err = takeOverAndRemove(ctx, c, applier, after)
+	changeErr, removeErr, stillThere, err = takeOverAndRemove(ctx, c, applier, after)
 	if err != nil {
 		return "", err
 	}
-	fmt.Fprintf(s.Out, "      after migration:  change refused=%v, removal left Ready behind=%v\n", changeErr != nil, stillThere)
-	if changeErr != nil || stillThere {
-		return "", fmt.Errorf("after the migration the new writer still could not change or remove its condition (left behind=%v): %w", stillThere, changeErr)
+	fmt.Fprintf(s.Out, "      after migration:  change refused=%v, removal refused=%v, Ready left behind=%v\n",
+		changeErr != nil, removeErr != nil, stillThere)
+	if changeErr != nil || removeErr != nil || stillThere {
+		return "", fmt.Errorf("after the migration the new writer still could not change or remove its condition (left behind=%v): %w",
+			stillThere, errors.Join(changeErr, removeErr))
 	}
-	return "before the migration the legacy owner blocks the change and keeps the removed condition; after it, both work", nil
+	return "before the migration the legacy owner blocks the change and the removal, and keeps the condition; after it, both work", nil
 }

@@ -2,8 +2,10 @@ package demo
 
 import (
 	"context"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -57,12 +59,16 @@ func putCondition(cond metav1.Condition) widgetMutator {
 	}
 }
 
-// removeCondition is a mutator that releases one condition. A manager that
-// owns no status has nothing to release, and is not given an empty status.
+// removeCondition is a mutator that drops one condition from what its
+// manager owns; the Applier refuses it while another manager owns it too. A
+// manager that owns no status has nothing to drop, and is not given an empty
+// status.
 func removeCondition(condType string) widgetMutator {
 	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 		if ac.Status != nil {
-			ssa.RemoveCondition(&ac.Status.Conditions, condType)
+			ac.Status.Conditions = slices.DeleteFunc(ac.Status.Conditions, func(c metav1ac.ConditionApplyConfiguration) bool {
+				return c.Type != nil && *c.Type == condType
+			})
 		}
 		return nil
 	}
