@@ -38,7 +38,8 @@ type step string
 
 // path is an expression split into its root (an identifier, a call, any
 // expression that is not a field selection, index or dereference) and the
-// steps to it.
+// steps to it, a promoted field's embedded fields included (ObjectMeta,
+// OwnerReferences for secret.OwnerReferences).
 type path struct {
 	root  ast.Expr
 	steps []step
@@ -54,10 +55,15 @@ func splitPath(info *types.Info, e ast.Expr) path {
 	for {
 		switch x := ast.Unparen(e).(type) {
 		case *ast.SelectorExpr:
-			if sel := info.Selections[x]; sel == nil || sel.Kind() != types.FieldVal {
+			sel := info.Selections[x]
+			if sel == nil || sel.Kind() != types.FieldVal {
 				return done(x)
 			}
 			steps = append(steps, step(x.Sel.Name))
+			embedded := embeddedFields(sel)
+			for i := len(embedded) - 1; i >= 0; i-- {
+				steps = append(steps, step(embedded[i]))
+			}
 			e = x.X
 		case *ast.IndexExpr:
 			t := info.TypeOf(x.X)
@@ -105,6 +111,27 @@ func splitPath(info *types.Info, e ast.Expr) path {
 			return done(x)
 		}
 	}
+}
+
+// embeddedFields returns the embedded fields a promoted field is selected
+// through, outermost first: ObjectMeta for secret.OwnerReferences.
+func embeddedFields(sel *types.Selection) []string {
+	index := sel.Index()
+	var names []string
+	t := sel.Recv()
+	for _, i := range index[:len(index)-1] {
+		if p, ok := t.Underlying().(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok || i >= st.NumFields() {
+			return names
+		}
+		f := st.Field(i)
+		names = append(names, f.Name())
+		t = f.Type()
+	}
+	return names
 }
 
 // fields drops the dereferences of steps, which do not change what is reached.

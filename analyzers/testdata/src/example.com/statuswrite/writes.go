@@ -216,6 +216,8 @@ func nothingOfStatus(ctx context.Context, c client.Client, w *v1.Widget) error {
 	base = w.DeepCopy()
 	w.Spec.Ports = append(w.Spec.Ports, 80)
 	w.SetFinalizers(nil)
+	w.Finalizers = append(w.Finalizers, "example.com/finalizer")
+	w.ObjectMeta.OwnerReferences = nil
 	return c.Status().Patch(ctx, w, client.MergeFrom(base))
 }
 

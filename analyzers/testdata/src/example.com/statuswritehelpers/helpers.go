@@ -158,7 +158,14 @@ func capiNoConditionsScalars(ctx context.Context, c client.Client, j *batchv1.Jo
 	}
 	uh, _ := patch.NewHelper(u, c)
 	_ = unstructured.SetNestedField(u.Object, true, "status", "initialization", "provisioned")
-	return uh.Patch(ctx, u, patch.WithStatusObservedGeneration{})
+	if err := uh.Patch(ctx, u, patch.WithStatusObservedGeneration{}); err != nil {
+		return err
+	}
+	// Metadata lists, promoted from the embedded ObjectMeta, are not status.
+	jh, _ = patch.NewHelper(j, c)
+	j.OwnerReferences = append(j.OwnerReferences, metav1.OwnerReference{Kind: "Cluster", Name: "c"})
+	j.Finalizers = []string{"example.com/finalizer"}
+	return jh.Patch(ctx, j)
 }
 
 // Not reported either: Flux's serial patcher after a spec change alone.
