@@ -31,7 +31,9 @@
 //     a candidate for migration rather than a lost update;
 //   - skipped (reported with -skipped, under the category "skipped"): a
 //     status write whose patch or data is built where the analyzer cannot
-//     follow it, so that what it sends is not known.
+//     follow it, so that what it sends is not known, and a patch helper's
+//     Patch whose helper is made elsewhere, in a function that does not
+//     change the status: what it sends is what its callers changed.
 //
 // A patch built by a caller and sent by a function it is handed to (a
 // deferred patchStatus(ctx, obj, patch)) is classified at the caller: the

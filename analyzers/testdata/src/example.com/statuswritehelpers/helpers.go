@@ -121,6 +121,14 @@ func flux(ctx context.Context, c client.Client, w *v1.Widget) error { // want fl
 	return sp.Patch(ctx, w) // want `^Flux's patch\.SerialPatcher\.Patch of \*v1\.Widget`
 }
 
+// The object handed by address, as a value: its status is seen through &
+// (cluster-api-provider-aws's paused condition in a test).
+func capiAddress(ctx context.Context, c client.Client, w v1.Widget) error {
+	h, _ := patch.NewHelper(&w, c)
+	w.Status.Phase = "Paused"
+	return h.Patch(ctx, &w) // want `^Cluster API's patch\.Helper\.Patch of \*v1\.Widget merges conditions per type`
+}
+
 // Not reported: a helper's Patch of an object without conditions whose
 // status lists did not change.
 func capiPlain(ctx context.Context, h *patch.Helper, p *v1.Plain) error {
