@@ -54,8 +54,9 @@ func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallEx
 // patch.NewHelper to the Patch call in the function that creates it (to the
 // end of that function when the Patch is in a function literal, deferred or
 // not, that runs later), or the whole outermost function holding the Patch
-// when the helper's creation is not found there; made reports whether it
-// was found.
+// when the helper's creation from that object is not found there; made
+// reports whether the helper is made in that function, from the object or
+// from another one the patched object is a copy of.
 func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (_ ast.Node, from, to token.Pos, made bool) {
 	var funcs []inspector.Cursor // innermost first
 	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
@@ -87,11 +88,14 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (_ a
 		return whole()
 	}
 	create, ok := ast.Unparen(rhs).(*ast.CallExpr)
-	if !ok || !isNewHelper(lookup.Callee(info, create)) ||
-		len(create.Args) == 0 || !sameExpr(info, create.Args[0], call.Args[1]) {
-		// Made elsewhere, or from another object (a copy whose changes
-		// are already in what is patched).
-		return whole()
+	if !ok || !isNewHelper(lookup.Callee(info, create)) || len(create.Args) == 0 {
+		return whole() // made elsewhere
+	}
+	if !sameExpr(info, create.Args[0], call.Args[1]) {
+		// Made here from another object: what is patched is a copy,
+		// whose changes are in this function.
+		body, from, to, _ := whole()
+		return body, from, to, true
 	}
 	// The function the creation is in, and whether the Patch is in the same one.
 	creatorCur, ok := funcs[len(funcs)-1].FindNode(last)

@@ -57,7 +57,15 @@ func localHelpers(ctx context.Context, c client.Client, w *v1.Widget, j *batchv1
 	}
 	jh, _ := patch.NewHelper(j, c)
 	j.Status.Active = 1
-	return jh.Patch(ctx, j)
+	if err := jh.Patch(ctx, j); err != nil {
+		return err
+	}
+	// Made from the object, patching a copy of it (Cluster API's topology
+	// test).
+	h, _ = patch.NewHelper(w, c)
+	changed := w.DeepCopy()
+	changed.Spec.Ports = append(changed.Spec.Ports, 443)
+	return h.Patch(ctx, changed)
 }
 
 func scalar(ctx context.Context, c client.Client, w *v1.Widget) error {
