@@ -14,9 +14,8 @@ import (
 // helperWritesStatus reports whether the patch helper's Patch call (cur)
 // may send a status patch: whether the status of the object it patches is
 // touched in the code that runs before it, as the package doc states; made
-// reports whether the helper was made, from the object, in the function
-// holding the Patch or one around it (otherwise the code before it is the
-// callers' too).
+// reports whether the helper was made in the function holding the Patch or
+// one around it (otherwise the code before it is the callers' too).
 func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (touched, made bool) {
 	obj := stripAddr(call.Args[1])
 	body, from, to, made := helperSpan(info, cur, call)
