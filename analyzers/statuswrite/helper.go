@@ -13,14 +13,15 @@ import (
 
 // helperWritesStatus reports whether the patch helper's Patch call (cur)
 // may send a status patch: whether the status of the object it patches is
-// touched in the code that runs before it, as the package doc states.
-func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) bool {
-	obj := ast.Unparen(call.Args[1])
-	body, from, to := helperSpan(info, cur, call)
+// touched in the code that runs before it, as the package doc states; made
+// reports whether the helper was made in the function holding the Patch or
+// one around it (otherwise the code before it is the callers' too).
+func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (touched, made bool) {
+	obj := stripAddr(call.Args[1])
+	body, from, to, made := helperSpan(info, cur, call)
 	if body == nil {
-		return true
+		return true, made
 	}
-	touched := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if touched || n == nil {
 			return false
@@ -44,7 +45,7 @@ func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallEx
 		}
 		return !touched
 	})
-	return touched
+	return touched, made
 }
 
 // helperSpan returns the function body and the positions between which the
@@ -52,20 +53,22 @@ func helperWritesStatus(info *types.Info, cur inspector.Cursor, call *ast.CallEx
 // patch.NewHelper to the Patch call in the function that creates it (to the
 // end of that function when the Patch is in a function literal, deferred or
 // not, that runs later), or the whole outermost function holding the Patch
-// when the helper's creation is not found there.
-func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast.Node, token.Pos, token.Pos) {
+// when the helper's creation from that object is not found there; made
+// reports whether the helper is made in that function, from the object or
+// from another one the patched object is a copy of.
+func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (_ ast.Node, from, to token.Pos, made bool) {
 	var funcs []inspector.Cursor // innermost first
 	for c := range cur.Enclosing((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil)) {
 		funcs = append(funcs, c)
 	}
 	if len(funcs) == 0 {
-		return nil, token.NoPos, token.NoPos
+		return nil, token.NoPos, token.NoPos, false
 	}
 	outer := funcBody(funcs[len(funcs)-1].Node())
 	if outer == nil {
-		return nil, token.NoPos, token.NoPos
+		return nil, token.NoPos, token.NoPos, false
 	}
-	whole := func() (ast.Node, token.Pos, token.Pos) { return outer, outer.Pos(), outer.End() }
+	whole := func() (ast.Node, token.Pos, token.Pos, bool) { return outer, outer.Pos(), outer.End(), false }
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	if !ok {
 		return whole()
@@ -84,11 +87,14 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 		return whole()
 	}
 	create, ok := ast.Unparen(rhs).(*ast.CallExpr)
-	if !ok || !isNewHelper(lookup.Callee(info, create)) ||
-		len(create.Args) == 0 || !sameExpr(info, create.Args[0], call.Args[1]) {
-		// Made elsewhere, or from another object (a copy whose changes
-		// are already in what is patched).
-		return whole()
+	if !ok || !isNewHelper(lookup.Callee(info, create)) || len(create.Args) == 0 {
+		return whole() // made elsewhere
+	}
+	if !sameExpr(info, create.Args[0], call.Args[1]) {
+		// Made here from another object: what is patched is a copy,
+		// whose changes are in this function.
+		body, from, to, _ := whole()
+		return body, from, to, true
 	}
 	// The function the creation is in, and whether the Patch is in the same one.
 	creatorCur, ok := funcs[len(funcs)-1].FindNode(last)
@@ -101,9 +107,9 @@ func helperSpan(info *types.Info, cur inspector.Cursor, call *ast.CallExpr) (ast
 		return whole()
 	}
 	if creator == funcs[0].Node() {
-		return body, last.End(), call.End()
+		return body, last.End(), call.End(), true
 	}
-	return body, last.End(), body.End()
+	return body, last.End(), body.End(), true
 }
 
 // isNewHelper reports whether fn makes a patch helper: NewHelper of Cluster

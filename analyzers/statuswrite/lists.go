@@ -32,12 +32,14 @@ type change struct {
 
 // step is one step from an expression's root to it: a field, an element of
 // a slice or array ("[]"), a map key ("[key]", "[?]" when not constant), or
-// a dereference ("*").
+// a dereference ("*"). An unstructured object's UnstructuredContent() is
+// the step to its Object field, which it returns.
 type step string
 
 // path is an expression split into its root (an identifier, a call, any
 // expression that is not a field selection, index or dereference) and the
-// steps to it.
+// steps to it, a promoted field's embedded fields included (ObjectMeta,
+// OwnerReferences for secret.OwnerReferences).
 type path struct {
 	root  ast.Expr
 	steps []step
@@ -53,10 +55,15 @@ func splitPath(info *types.Info, e ast.Expr) path {
 	for {
 		switch x := ast.Unparen(e).(type) {
 		case *ast.SelectorExpr:
-			if sel := info.Selections[x]; sel == nil || sel.Kind() != types.FieldVal {
+			sel := info.Selections[x]
+			if sel == nil || sel.Kind() != types.FieldVal {
 				return done(x)
 			}
 			steps = append(steps, step(x.Sel.Name))
+			embedded := embeddedFields(sel)
+			for i := len(embedded) - 1; i >= 0; i-- {
+				steps = append(steps, step(embedded[i]))
+			}
 			e = x.X
 		case *ast.IndexExpr:
 			t := info.TypeOf(x.X)
@@ -92,10 +99,39 @@ func splitPath(info *types.Info, e ast.Expr) path {
 		case *ast.SliceExpr:
 			steps = append(steps, "[]")
 			e = x.X
+		case *ast.CallExpr:
+			// u.UnstructuredContent() is u.Object, which it returns.
+			sel, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
+			if !ok || len(x.Args) != 0 || !lookup.IsMethod(lookup.Callee(info, x), lookup.UnstructuredPkg, "UnstructuredContent", "Unstructured") {
+				return done(x)
+			}
+			steps = append(steps, "Object")
+			e = sel.X
 		default:
 			return done(x)
 		}
 	}
+}
+
+// embeddedFields returns the embedded fields a promoted field is selected
+// through, outermost first: ObjectMeta for secret.OwnerReferences.
+func embeddedFields(sel *types.Selection) []string {
+	index := sel.Index()
+	var names []string
+	t := sel.Recv()
+	for _, i := range index[:len(index)-1] {
+		if p, ok := t.Underlying().(*types.Pointer); ok {
+			t = p.Elem()
+		}
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok || i >= st.NumFields() {
+			return names
+		}
+		f := st.Field(i)
+		names = append(names, f.Name())
+		t = f.Type()
+	}
+	return names
 }
 
 // fields drops the dereferences of steps, which do not change what is reached.
@@ -115,6 +151,9 @@ type target struct {
 	info    *types.Info
 	obj     path
 	aliases map[types.Object][]step // a variable and the steps from obj to what it points at
+	// param: obj is a parameter of the function scanned, which an
+	// assignment to it rebinds without changing what the caller handed in.
+	param bool
 }
 
 func newTarget(info *types.Info, obj ast.Expr) *target {
@@ -143,6 +182,20 @@ func (t *target) within(e ast.Expr) ([]step, bool) {
 		}
 	}
 	return pf[len(of):], true
+}
+
+// rebinds reports whether an assignment to l sets a variable alone, without
+// changing what it pointed at: l is an alias (val, ok = m[k] after var val
+// any = obj) or, for a parameter, the parameter itself.
+func (t *target) rebinds(l ast.Expr) bool {
+	id, ok := ast.Unparen(l).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	if _, ok := t.aliases[t.info.ObjectOf(id)]; ok {
+		return true
+	}
+	return t.param && len(t.obj.steps) == 0 && sameExpr(t.info, id, t.obj.root)
 }
 
 // reaches reports whether the target's object is reached through e: e is a
@@ -303,6 +356,9 @@ func (s *scanner) find(body ast.Node, from, to token.Pos, t *target) *change {
 				return true
 			}
 			for _, l := range n.Lhs {
+				if t.rebinds(l) {
+					continue
+				}
 				if steps, ok := t.within(l); ok && !outsideStatus(steps) && (throughList(steps) || containsList(info.TypeOf(l))) {
 					found = &change{pos: n.Pos(), how: describe(steps) + " is assigned"}
 					return false
@@ -491,6 +547,11 @@ func (s *scanner) setNested(call *ast.CallExpr, fn *types.Func, t *target) *chan
 		return nil
 	}
 	value := ast.Unparen(call.Args[1])
+	if id, ok := value.(*ast.Ident); ok {
+		if lit := s.literalOf(id); lit != nil {
+			value = lit
+		}
+	}
 	lists := strings.HasSuffix(fn.Name(), "Slice")
 	if !lists {
 		if tv := info.Types[value]; tv.Value != nil {
@@ -510,6 +571,91 @@ func (s *scanner) setNested(call *ast.CallExpr, fn *types.Func, t *target) *chan
 		what = strings.Join(fields, ".")
 	}
 	return &change{pos: call.Pos(), how: what + " is set by " + fn.Name() + " to a value that may hold a list"}
+}
+
+// literalOf returns the composite literal the local variable id names was
+// declared with, when nothing can have changed the variable since: it is
+// not assigned again, and every other use of it is the value of an
+// unstructured.SetNested... call, which copies it. It returns nil
+// otherwise: a map handed to a function, or written by index, may hold a
+// list its literal does not show.
+func (s *scanner) literalOf(id *ast.Ident) *ast.CompositeLit {
+	info := s.pass.TypesInfo
+	v, ok := info.Uses[id].(*types.Var)
+	if !ok || v.Pkg() == nil || v.Parent() == nil || v.Parent() == v.Pkg().Scope() || v.IsField() {
+		return nil
+	}
+	scope := v.Parent()
+	var file *ast.File
+	for _, f := range s.pass.Files {
+		if f.FileStart <= v.Pos() && v.Pos() < f.FileEnd {
+			file = f
+		}
+	}
+	if file == nil || !scope.Pos().IsValid() {
+		return nil
+	}
+	var decl ast.Expr
+	bad := false
+	copied := map[*ast.Ident]bool{}
+	var uses []*ast.Ident
+	declare := func(lhs []*ast.Ident, rhs []ast.Expr) {
+		for i, l := range lhs {
+			if info.ObjectOf(l) != v {
+				continue
+			}
+			if info.Defs[l] != v || len(lhs) != len(rhs) {
+				bad = true
+				continue
+			}
+			decl = rhs[i]
+		}
+	}
+	ast.Inspect(file, func(n ast.Node) bool {
+		if bad || n == nil || n.End() <= scope.Pos() || n.Pos() >= scope.End() {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			var lhs []*ast.Ident
+			for _, l := range n.Lhs {
+				if lid, ok := ast.Unparen(l).(*ast.Ident); ok {
+					lhs = append(lhs, lid)
+				} else {
+					lhs = append(lhs, ast.NewIdent("_"))
+				}
+			}
+			if n.Tok == token.DEFINE {
+				declare(lhs, n.Rhs)
+			}
+		case *ast.ValueSpec:
+			declare(n.Names, n.Values)
+		case *ast.CallExpr:
+			if len(n.Args) < 2 {
+				break
+			}
+			if a, ok := ast.Unparen(n.Args[1]).(*ast.Ident); ok && info.Uses[a] == v {
+				if fn := lookup.Callee(info, n); fn != nil && fn.Pkg() != nil && fn.Pkg().Path() == lookup.UnstructuredPkg && strings.HasPrefix(fn.Name(), "SetNested") {
+					copied[a] = true
+				}
+			}
+		case *ast.Ident:
+			if info.Uses[n] == v {
+				uses = append(uses, n)
+			}
+		}
+		return true
+	})
+	if bad {
+		return nil
+	}
+	for _, u := range uses {
+		if !copied[u] {
+			return nil
+		}
+	}
+	lit, _ := ast.Unparen(decl).(*ast.CompositeLit)
+	return lit
 }
 
 func isEmptyInterface(t types.Type) bool {
@@ -589,6 +735,7 @@ func exportListWrites(pass *analysis.Pass, files []*ast.File) *scanner {
 					continue
 				}
 				t := newTarget(pass.TypesInfo, p)
+				t.param = true
 				if s.find(fd.Body, fd.Body.Pos(), fd.Body.End(), t) != nil {
 					bits |= 1 << i
 				}

@@ -19,7 +19,10 @@
 //     Cluster API's conditions.Set, a function of the project: the analyzer
 //     records which functions may, as the ListWrites fact, across packages).
 //     A merge patch carries a list only when the list changed since its
-//     snapshot, so one that changes scalars alone is not reported;
+//     snapshot, so one that changes scalars alone is not reported. The Patch
+//     of a patch helper (below) on an object without GetConditions (a Node,
+//     an unstructured object) is such a merge patch, from the copy the
+//     helper took when it was made;
 //   - helper-managed (reported with -helpers): the Patch of Cluster API's
 //     patch helper (sigs.k8s.io/cluster-api/util/patch, and the deprecated
 //     util/deprecated/v1beta1/patch) or Flux's (Helper, SerialPatcher) on an
@@ -28,7 +31,9 @@
 //     a candidate for migration rather than a lost update;
 //   - skipped (reported with -skipped, under the category "skipped"): a
 //     status write whose patch or data is built where the analyzer cannot
-//     follow it, so that what it sends is not known.
+//     follow it, so that what it sends is not known, and a patch helper's
+//     Patch whose helper is made elsewhere, in a function that does not
+//     change the status: what it sends is what its callers changed.
 //
 // A patch built by a caller and sent by a function it is handed to (a
 // deferred patchStatus(ctx, obj, patch)) is classified at the caller: the

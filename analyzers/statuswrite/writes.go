@@ -85,8 +85,18 @@ func (c *classifier) classify(cur inspector.Cursor, call *ast.CallExpr, fn *type
 		}
 		return c.controllerRuntimePatch(cur, call, call.Args[1], call.Args[2]), true
 	case isHelperPatch(fn):
-		if len(call.Args) >= 2 && hasConditions(info.TypeOf(call.Args[1])) && helperWritesStatus(info, cur, call) {
+		if len(call.Args) < 2 {
+			return write{}, false
+		}
+		if !hasConditions(info.TypeOf(call.Args[1])) {
+			return c.helperMergePatch(cur, call, fn), true
+		}
+		touched, made := helperWritesStatus(info, cur, call)
+		switch {
+		case touched:
 			return write{class: helperManaged, obj: call.Args[1], sends: helperName(fn) + ".Patch of"}, true
+		case !made:
+			return helperElsewhere(call.Args[1], fn), true
 		}
 	case isClientsetUpdateStatus(fn):
 		if len(call.Args) >= 2 {
@@ -217,6 +227,45 @@ func (c *classifier) mergeChange(cur inspector.Cursor, body *ast.BlockStmt, call
 	// What the function holds aliases of before the snapshot counts too.
 	c.lists.collectAliases(body, from, t)
 	return c.lists.find(body, from, to, t)
+}
+
+// helperMergePatch classifies a patch helper's Patch of an object without
+// conditions (a Node, an unstructured object): the helper has no conditions
+// to merge per type, so it sends the status as a merge patch from the copy
+// it took when it was made, which carries a list whole when the code between
+// the two may change one.
+func (c *classifier) helperMergePatch(cur inspector.Cursor, call *ast.CallExpr, fn *types.Func) write {
+	info := c.pass.TypesInfo
+	obj := call.Args[1]
+	sends := helperName(fn) + ".Patch of"
+	body, from, to, made := helperSpan(info, cur, call)
+	if body == nil {
+		return write{class: skipped, obj: obj, sends: sends, why: "the code before it is not known"}
+	}
+	t := newTarget(info, stripAddr(obj))
+	c.lists.collectAliases(body, from, t)
+	ch := c.lists.find(body, from, to, t)
+	switch {
+	case ch == nil && made:
+		return write{class: notReported}
+	case ch == nil:
+		return helperElsewhere(obj, fn)
+	}
+	pos := c.pass.Fset.Position(ch.pos)
+	return write{
+		class: wholeList, obj: obj, sends: sends,
+		why: "without conditions to merge per type, it sends a merge patch of the status from the copy the helper took, which carries a list whole when the list changed since, and " +
+			ch.how + " (line " + strconv.Itoa(pos.Line) + ")",
+	}
+}
+
+// helperElsewhere is a helper's Patch whose helper was not made in the
+// function holding it (a scope's PatchObject), when that function does not
+// change the status: what the Patch sends is what its callers changed,
+// which is not followed.
+func helperElsewhere(obj ast.Expr, fn *types.Func) write {
+	return write{class: skipped, obj: obj, sends: helperName(fn) + ".Patch of",
+		why: "its helper is made elsewhere and the status changes it sends are its callers', which are not followed"}
 }
 
 func stripAddr(e ast.Expr) ast.Expr {

@@ -46,7 +46,7 @@ directory of this binary. go must be on PATH.
 Findings go to stdout as file:line:col: message, with paths relative to the
 current directory; the summary to stderr: the count, and the status writes
 seen but not analyzed (a patch or data built where the analyzer cannot
-follow it), by kind. --skip-tests leaves files ending in _test.go out.
+follow it, a patch helper's Patch whose helper is made elsewhere), by kind. --skip-tests leaves files ending in _test.go out.
 --json prints go vet's JSON instead (one document per package with findings,
 suggested fixes included). Exit codes: 0 no finding, 1 findings, or no package
 vetted at all (patterns that match none) unless --allow-empty, 2 a package

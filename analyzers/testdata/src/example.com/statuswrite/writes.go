@@ -17,6 +17,7 @@ import (
 
 	v1 "example.com/api/v1"
 	"example.com/clientset"
+	"example.com/statuswrite/contract"
 	"example.com/statuswrite/util"
 )
 
@@ -38,13 +39,13 @@ func updateAny(ctx context.Context, c client.Client, obj client.Object) error {
 func setStatusCondition(ctx context.Context, c client.Client, w *v1.Widget) error { // want setStatusCondition:"writes lists"
 	base := w.DeepCopy()
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready"})
-	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `^a merge patch \(client\.MergeFrom\) of the status of \*v1\.Widget: it carries a list whole when the list changed since its snapshot, and status\.conditions is handed to SetStatusCondition, which may change its lists \(line 40\); status\.conditions is a map list`
+	return c.Status().Patch(ctx, w, client.MergeFrom(base)) // want `^a merge patch \(client\.MergeFrom\) of the status of \*v1\.Widget: it carries a list whole when the list changed since its snapshot, and status\.conditions is handed to SetStatusCondition, which may change its lists \(line 41\); status\.conditions is a map list`
 }
 
 func optimisticLock(ctx context.Context, c client.Client, w *v1.Widget) error { // want optimisticLock:"writes lists"
 	base := w.DeepCopy()
 	w.Status.Addresses = append(w.Status.Addresses, "10.0.0.1")
-	return c.Status().Patch(ctx, w, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})) // want `^a merge patch \(client\.MergeFromWithOptions, optimistic lock\) of the status of \*v1\.Widget: .*status\.addresses is assigned \(line 46\)`
+	return c.Status().Patch(ctx, w, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})) // want `^a merge patch \(client\.MergeFromWithOptions, optimistic lock\) of the status of \*v1\.Widget: .*status\.addresses is assigned \(line 47\)`
 }
 
 func conditionsSetter(ctx context.Context, c client.Client, w *v1.Widget) error { // want conditionsSetter:"writes lists"
@@ -93,7 +94,7 @@ func reassigned(ctx context.Context, c client.Client, w *v1.Widget) error { // w
 	}
 	p = client.MergeFrom(w.DeepCopy())
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready"})
-	return c.Status().Patch(ctx, w, p) // want `SetStatusCondition, which may change its lists \(line 95\)`
+	return c.Status().Patch(ctx, w, p) // want `SetStatusCondition, which may change its lists \(line 96\)`
 }
 
 // A patch built by the caller and sent by a function it is handed to.
@@ -104,7 +105,7 @@ func (r *reconciler) patchStatus(ctx context.Context, w *v1.Widget, p client.Pat
 func (r *reconciler) deferred(ctx context.Context, w *v1.Widget) (err error) { // want deferred:"writes lists"
 	p := client.MergeFrom(w.DeepCopy())
 	defer func() {
-		err = r.patchStatus(ctx, w, p) // want `^a merge patch \(client\.MergeFrom\) of the status, sent by patchStatus, of \*v1\.Widget: .*SetStatusCondition, which may change its lists \(line 109\)`
+		err = r.patchStatus(ctx, w, p) // want `^a merge patch \(client\.MergeFrom\) of the status, sent by patchStatus, of \*v1\.Widget: .*SetStatusCondition, which may change its lists \(line 110\)`
 	}()
 	meta.SetStatusCondition(&w.Status.Conditions, metav1.Condition{Type: "Ready"})
 	return nil
@@ -158,6 +159,41 @@ func unstructuredMergeFrom(ctx context.Context, c client.Client, u *unstructured
 	return c.Status().Patch(ctx, u, client.MergeFrom(base)) // want `status\.conditions: not known from the Go type`
 }
 
+// A map variable followed to its literal, which holds a list; one written
+// by index, or handed to a function, before it is set is not followed; a
+// list set through an accessor of the object's content.
+func unstructuredMapVariables(ctx context.Context, c client.Client, u *unstructured.Unstructured) error { // want unstructuredMapVariables:"writes lists"
+	withList := map[string]interface{}{
+		"ready":     true,
+		"addresses": []interface{}{"10.0.0.1"},
+	}
+	withIndex := map[string]interface{}{"ready": true}
+	withIndex["conditions"] = []interface{}{}
+	handed := map[string]interface{}{"ready": true}
+	fill(handed)
+
+	a := u.DeepCopy()
+	_ = unstructured.SetNestedMap(a.Object, withList, "status")
+	if err := c.Status().Patch(ctx, a, client.MergeFrom(u)); err != nil { // want `status is set by SetNestedMap to a value that may hold a list`
+		return err
+	}
+	b := u.DeepCopy()
+	_ = unstructured.SetNestedMap(b.Object, withIndex, "status")
+	if err := c.Status().Patch(ctx, b, client.MergeFrom(u)); err != nil { // want `status is set by SetNestedMap`
+		return err
+	}
+	d := u.DeepCopy()
+	_ = unstructured.SetNestedMap(d.Object, handed, "status")
+	if err := c.Status().Patch(ctx, d, client.MergeFrom(u)); err != nil { // want `status is set by SetNestedMap`
+		return err
+	}
+	base := u.DeepCopy()
+	_ = contract.Addresses().Set(u, []string{"10.0.0.1"})
+	return c.Status().Patch(ctx, u, client.MergeFrom(base)) // want `the object is handed to Set, which may change its lists`
+}
+
+func fill(m map[string]interface{}) { m["conditions"] = []interface{}{} } // want fill:"writes lists"
+
 // Nothing below is reported.
 
 // A merge patch that changes scalars alone carries no list.
@@ -180,6 +216,8 @@ func nothingOfStatus(ctx context.Context, c client.Client, w *v1.Widget) error {
 	base = w.DeepCopy()
 	w.Spec.Ports = append(w.Spec.Ports, 80)
 	w.SetFinalizers(nil)
+	w.Finalizers = append(w.Finalizers, "example.com/finalizer")
+	w.ObjectMeta.OwnerReferences = nil
 	return c.Status().Patch(ctx, w, client.MergeFrom(base))
 }
 
@@ -189,6 +227,44 @@ func unstructuredScalar(ctx context.Context, c client.Client, u *unstructured.Un
 	_ = unstructured.SetNestedField(u.Object, true, "status", "initialization", "provisioned")
 	_ = unstructured.SetNestedField(u.Object, []any{"a"}, "spec", "ports")
 	return c.Status().Patch(ctx, u, client.MergeFrom(base))
+}
+
+// A map variable of booleans set as the status, twice (Cluster API's
+// node label test), a boolean set through an accessor, and the object's
+// getters, which write nothing.
+func unstructuredBooleans(ctx context.Context, c client.Client, u *unstructured.Unstructured) error {
+	trueStatus := map[string]interface{}{
+		"interruptible": true,
+		"ready":         true,
+	}
+	falseStatus := map[string]interface{}{
+		"interruptible": false,
+		"ready":         true,
+	}
+	trueObj := u.DeepCopy()
+	_ = unstructured.SetNestedMap(trueObj.Object, trueStatus, "status")
+	if err := c.Status().Patch(ctx, trueObj, client.MergeFrom(u)); err != nil {
+		return err
+	}
+	falseObj := trueObj.DeepCopy()
+	_ = unstructured.SetNestedMap(falseObj.Object, falseStatus, "status")
+	if err := c.Status().Patch(ctx, falseObj, client.MergeFrom(trueObj)); err != nil {
+		return err
+	}
+	original := u.DeepCopy()
+	if err := contract.Provisioned().Set(u, true); err != nil {
+		return fmt.Errorf("%s %s: %w", u.GetAPIVersion(), u.GroupVersionKind(), err)
+	}
+	return c.Status().Patch(ctx, u, client.MergeFrom(original))
+}
+
+// A parameter rebound to another object: what the caller handed in is not
+// changed.
+func latest(w *v1.Widget, ws []*v1.Widget) *v1.Widget {
+	for _, x := range ws {
+		w = x
+	}
+	return w
 }
 
 // The list changed before the snapshot is in it.

@@ -3,8 +3,10 @@ package statuswritehelpers
 import (
 	"context"
 
+	batchv1 "k8s.io/api/batch/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/cluster-api/util/conditions"
 	v1beta1patch "sigs.k8s.io/cluster-api/util/deprecated/v1beta1/patch"
 	"sigs.k8s.io/cluster-api/util/patch"
@@ -119,10 +121,59 @@ func flux(ctx context.Context, c client.Client, w *v1.Widget) error { // want fl
 	return sp.Patch(ctx, w) // want `^Flux's patch\.SerialPatcher\.Patch of \*v1\.Widget`
 }
 
-// Not reported: a helper's Patch of an object without conditions.
+// The object handed by address, as a value: its status is seen through &
+// (cluster-api-provider-aws's paused condition in a test).
+func capiAddress(ctx context.Context, c client.Client, w v1.Widget) error {
+	h, _ := patch.NewHelper(&w, c)
+	w.Status.Phase = "Paused"
+	return h.Patch(ctx, &w) // want `^Cluster API's patch\.Helper\.Patch of \*v1\.Widget merges conditions per type`
+}
+
+// Not reported: a helper's Patch of an object without conditions whose
+// status lists did not change.
 func capiPlain(ctx context.Context, h *patch.Helper, p *v1.Plain) error {
 	p.Status.Ready = true
 	return h.Patch(ctx, p)
+}
+
+// A helper's Patch of an object without conditions (a Node in Cluster API's
+// tests, an unstructured infrastructure machine) is a merge patch of the
+// status from the helper's copy: whole-list when a list changed since the
+// helper was made, reported without -helpers; not reported for scalars, or
+// for a list changed before the helper was made.
+func capiNoConditions(ctx context.Context, c client.Client, j *batchv1.Job, u *unstructured.Unstructured) error { // want capiNoConditions:"writes lists"
+	jh, _ := patch.NewHelper(j, c)
+	j.Status.Conditions = []batchv1.JobCondition{{Type: "Complete", Status: "True"}}
+	if err := jh.Patch(ctx, j); err != nil { // want `^Cluster API's patch\.Helper\.Patch of \*v1\.Job: without conditions to merge per type, it sends a merge patch of the status from the copy the helper took, which carries a list whole when the list changed since, and status\.conditions is assigned \(line \d+\); status\.conditions is not a map list in the Kubernetes API`
+		return err
+	}
+	uh, _ := v1beta1patch.NewHelper(u, c)
+	_ = unstructured.SetNestedField(u.Object, []interface{}{map[string]interface{}{"type": "InternalIP"}}, "status", "addresses")
+	if err := uh.Patch(ctx, u); err != nil { // want `^Cluster API's deprecated v1beta1 patch\.Helper\.Patch of \*unstructured\.Unstructured: .*status\.addresses is set by SetNestedField`
+		return err
+	}
+	fh := fluxpatch.NewSerialPatcher(j, c)
+	j.Status.Conditions = append(j.Status.Conditions, batchv1.JobCondition{Type: "Failed"})
+	return fh.Patch(ctx, j) // want `^Flux's patch\.SerialPatcher\.Patch of \*v1\.Job: without conditions to merge per type`
+}
+
+func capiNoConditionsScalars(ctx context.Context, c client.Client, j *batchv1.Job, u *unstructured.Unstructured) error { // want capiNoConditionsScalars:"writes lists"
+	j.Status.Conditions = nil
+	jh, _ := patch.NewHelper(j, c)
+	j.Status.Active = 1
+	if err := jh.Patch(ctx, j); err != nil {
+		return err
+	}
+	uh, _ := patch.NewHelper(u, c)
+	_ = unstructured.SetNestedField(u.Object, true, "status", "initialization", "provisioned")
+	if err := uh.Patch(ctx, u, patch.WithStatusObservedGeneration{}); err != nil {
+		return err
+	}
+	// Metadata lists, promoted from the embedded ObjectMeta, are not status.
+	jh, _ = patch.NewHelper(j, c)
+	j.OwnerReferences = append(j.OwnerReferences, metav1.OwnerReference{Kind: "Cluster", Name: "c"})
+	j.Finalizers = []string{"example.com/finalizer"}
+	return jh.Patch(ctx, j)
 }
 
 // Not reported either: Flux's serial patcher after a spec change alone.

@@ -15,7 +15,13 @@ type Condition struct {
 	LastTransitionTime Time
 }
 
-type ObjectMeta struct{ Name, Namespace string }
+type ObjectMeta struct {
+	Name, Namespace string
+	Finalizers      []string
+	OwnerReferences []OwnerReference
+}
+
+type OwnerReference struct{ Kind, Name string }
 
 func (m *ObjectMeta) GetName() string { return m.Name }
 
