@@ -56,12 +56,16 @@ type conditionsWireStatus struct {
 }
 
 // MarshalJSON encodes as the editor's intent would, up to key order.
-func (in *conditionsIntent) MarshalJSON() ([]byte, error) {
-	w := conditionsWire{TypeMetaApplyConfiguration: in.TypeMetaApplyConfiguration, Metadata: in.ObjectMetaApplyConfiguration}
+func (in *conditionsIntent) MarshalJSON() ([]byte, error) { return json.Marshal(in.WireForm()) }
+
+// WireForm is the value MarshalJSON encodes: the Applier types the intent
+// by it, as encoding/json sees it, not by conditionsIntent's own JSON.
+func (in *conditionsIntent) WireForm() any {
+	w := &conditionsWire{TypeMetaApplyConfiguration: in.TypeMetaApplyConfiguration, Metadata: in.ObjectMetaApplyConfiguration}
 	if in.Status != nil && in.Status.Conditions != nil {
 		w.Status = &conditionsWireStatus{Conditions: in.Status.Conditions}
 	}
-	return json.Marshal(w)
+	return w
 }
 
 // UnmarshalJSON decodes content and marks the intent Untyped unless encoding it

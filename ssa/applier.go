@@ -80,6 +80,7 @@ type Applier struct {
 	entries entryCache
 	schemas kindSchemas
 	layouts layouts
+	shapes  intentShapes
 	// unchanged is the intent of every build that changes nothing.
 	unchanged *prepared
 }

@@ -13,7 +13,6 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/batching"
@@ -112,27 +111,12 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	if owned.encodesAs(body) {
 		return a.unchanged, nil
 	}
-	var content map[string]any
-	if err := json.Unmarshal(body, &content); err != nil {
-		return nil, fmt.Errorf("decoding the apply configuration: %w", err)
-	}
-	if err := a.checkIntentSchema(t, content); err != nil {
-		return nil, err
+	if a.mustTypeIntent(t, ac) {
+		if err := a.checkIntentSchemaAC(t, ac, body); err != nil {
+			return nil, err
+		}
 	}
 	return &prepared{body: body, ac: ac, acType: tb.Type}, nil
-}
-
-// checkIntentSchema refuses, before any request, an intent that names a field
-// the kind's schema lacks (a writer whose schema is older than the CRD it
-// writes to): the fields it states are all its schema has to know.
-func (a *Applier) checkIntentSchema(t Target, content map[string]any) error {
-	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(t.GVK)
-	if _, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates); err != nil {
-		return fmt.Errorf("%w: %s: the intent does not match the schema of %s (a field it names is missing from the schema, "+
-			"or has another type there): %w", ErrInvalidInput, t, t.GVK.Kind, err)
-	}
-	return nil
 }
 
 // prepareUnstructured builds the intent as unstructured content.
