@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,7 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -599,5 +603,143 @@ func TestLintSaysWhyAListIsAtomic(t *testing.T) {
 		if len(findings) != 1 || findings[0].Path != "status.addresses" || !strings.HasPrefix(findings[0].Message, tc.want) {
 			t.Errorf("findings %+v, want one at status.addresses starting %q", findings, tc.want)
 		}
+	}
+}
+
+// widgetVersions is the Widget CRD's versions, as the CLI gives them to a
+// Migrator (WithVersions).
+func widgetVersions(t *testing.T) map[schema.GroupKind]*Versions {
+	t.Helper()
+	crds, err := crd.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crds {
+		if c.Spec.Names.Kind == "Widget" {
+			v, err := VersionsOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return map[schema.GroupKind]*Versions{v1alpha1.SchemeGroupVersion.WithKind("Widget").GroupKind(): v}
+		}
+	}
+	t.Fatal("no Widget CRD")
+	return nil
+}
+
+// staleWidget is a Widget whose legacy writer's entry is recorded in a
+// version the CRD no longer lists, with the given fields.
+func staleWidget(fields string) *v1alpha1.Widget {
+	e := ownershiptest.Entry("legacy", ownershiptest.Update, "status", fields)
+	e.APIVersion = "demo.statusapply.io/v1alpha0"
+	w := ownershiptest.Widget(e)
+	w.Name = "w"
+	return w
+}
+
+// A plan without Versions takes each kind's from WithVersions, as the CLI
+// runs one plan over several kinds; without them, rewriting stale versions
+// is refused.
+func TestMigratorUsesWithVersions(t *testing.T) {
+	plan := Plan{RewriteStaleVersions: true}
+	c, _ := fakeClient(t, interceptor.Funcs{}, staleWidget(ownershiptest.LegacyAB))
+	res, err := newMigrator(t, c, plan, WithDryRun(false), WithVersions(widgetVersions(t))).
+		Migrate(context.Background(), staleWidget(ownershiptest.LegacyAB))
+	if err != nil || !res.Changed {
+		t.Fatalf("Migrate: changed %v, err %v", res != nil && res.Changed, err)
+	}
+	mfs := stored(t, c, "w")
+	if len(mfs) != 1 || mfs[0].Manager != "legacy" || mfs[0].APIVersion != "demo.statusapply.io/v1alpha1" {
+		t.Errorf("stored %+v, want legacy's entry in the storage version", mfs)
+	}
+
+	// Control: the same Migrator without WithVersions.
+	c, _ = fakeClient(t, interceptor.Funcs{}, staleWidget(ownershiptest.LegacyAB))
+	if _, err := newMigrator(t, c, plan, WithDryRun(false)).Migrate(context.Background(), staleWidget(ownershiptest.LegacyAB)); err == nil {
+		t.Fatal("rewriting stale versions without the CRD's versions succeeded")
+	}
+	if mfs := stored(t, c, "w"); mfs[0].APIVersion != "demo.statusapply.io/v1alpha0" {
+		t.Errorf("stored %+v, want it untouched", mfs)
+	}
+}
+
+// A migration that drops every entry (a stale entry whose fields do not
+// translate, with DropUntranslatable) clears managedFields in one write and
+// reports no owner after it.
+func TestMigrateDroppingEveryEntry(t *testing.T) {
+	gone := `{"f:status":{"f:gone":{}}}`
+	c, rec := fakeClient(t, interceptor.Funcs{}, staleWidget(gone))
+	plan := Plan{RewriteStaleVersions: true, DropUntranslatable: true}
+	res, err := newMigrator(t, c, plan, WithDryRun(false), WithVersions(widgetVersions(t))).
+		Migrate(context.Background(), staleWidget(gone))
+	if err != nil {
+		t.Fatalf("Migrate: %v (stored %+v)", err, stored(t, c, "w"))
+	}
+	if !res.Changed || res.After != nil || len(rec.patches) != 1 {
+		t.Errorf("changed %v, after %v, %d patches: want every entry dropped in one write", res.Changed, res.After, len(rec.patches))
+	}
+	for _, e := range stored(t, c, "w") {
+		if e.Manager == "legacy" {
+			t.Errorf("stored %+v, want legacy's entry gone", e)
+		}
+	}
+}
+
+// Rewrite gives the same managedFields for the same object and plan every
+// time: the Apply entries it creates follow the existing ones in the order
+// of their managers, whatever the versions they are recorded in.
+func TestRewriteOrdersNewEntriesByManager(t *testing.T) {
+	onlyA := `{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	onlyB := `{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	obj := machine([]string{"A", "B"},
+		entryIn("v1", "legacy-a", ownershiptest.Update, "status", onlyA),
+		entryIn("v2", "legacy-b", ownershiptest.Update, "status", onlyB))
+	plan := Plan{Conditions: map[string]string{"A": "zeta", "B": "alpha"}}
+	var first []string
+	for range 20 {
+		mfs, _, err := plan.Rewrite(obj, migrateNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range mfs {
+			got = append(got, e.Manager+"@"+e.APIVersion)
+		}
+		if first == nil {
+			first = got
+			want := []string{"alpha@example.com/v2", "zeta@example.com/v1"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("entries %v, want %v", got, want)
+			}
+		} else if !slices.Equal(got, first) {
+			t.Fatalf("entries %v, then %v", first, got)
+		}
+	}
+}
+
+// A condition handed to a manager that already applies joins its Apply
+// entry, wherever that entry stands among the managedFields, the first
+// place included: one manager has one Apply entry on status.
+func TestRewriteJoinsTheFirstEntry(t *testing.T) {
+	for _, order := range []string{"apply entry first", "apply entry last"} {
+		t.Run(order, func(t *testing.T) {
+			applied := ownershiptest.Entry("summary", ownershiptest.Apply, "status", ownershiptest.ApplyR)
+			legacy := ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)
+			mfs := []metav1.ManagedFieldsEntry{applied, legacy}
+			if order == "apply entry last" {
+				mfs = []metav1.ManagedFieldsEntry{legacy, applied}
+			}
+			got, _, err := Plan{Conditions: map[string]string{"A": "summary"}}.Rewrite(ownershiptest.Widget(mfs...), migrateNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Errorf("%d entries, want summary's and legacy's: %+v", len(got), got)
+			}
+			want := map[string]string{"summary (Apply, status)": "A,R", "legacy (Update, status)": "B .status.phase"}
+			if o := ownedBy(t, got); !maps.Equal(o, want) {
+				t.Errorf("ownership %v, want %v", o, want)
+			}
+		})
 	}
 }
