@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/config/crd"
@@ -741,5 +743,74 @@ func TestRewriteJoinsTheFirstEntry(t *testing.T) {
 				t.Errorf("ownership %v, want %v", o, want)
 			}
 		})
+	}
+}
+
+// shapesCRD is a CRD of group example.com with versions v1beta1 and v1
+// (stored) under conversion, whose status has conditions (a map list), a
+// map of strings and a field that keeps unknown fields. v1's schema has an
+// extra spec field, so the two schemas are not identical and every path is
+// compared on its own.
+func shapesCRD(conversion *apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	schema := func(extra bool) *apiextensionsv1.JSONSchemaProps {
+		s := conditionsSchema("map")
+		status := s.Properties["status"]
+		status.Properties["labels"] = apiextensionsv1.JSONSchemaProps{Type: "object",
+			AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
+		status.Properties["raw"] = apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+		s.Properties["status"] = status
+		if extra {
+			s.Properties["spec"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
+		}
+		return s
+	}
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema = schema(false)
+	crd.Spec.Versions[1].Schema.OpenAPIV3Schema = schema(true)
+	crd.Spec.Conversion = conversion
+	return crd
+}
+
+// Paths translate between versions with different schemas only when
+// objects read in either hold the same values (no conversion, or
+// conversion None) and the path has the same shape in both: a map's member
+// (additionalProperties) and a field below one that keeps unknown fields
+// included.
+func TestTranslateByConversionAndShape(t *testing.T) {
+	paths := map[string]string{
+		"condition":              `{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`,
+		"a map's member":         `{"f:status":{"f:labels":{"f:team":{}}}}`,
+		"below unknown fields":   `{"f:status":{"f:raw":{"f:anything":{"f:deeper":{}}}}}`,
+		"a field neither has":    `{"f:status":{"f:gone":{}}}`,
+		"a field only v1 has":    `{"f:spec":{"f:replicas":{}}}`,
+		"the phase, as a scalar": `{"f:status":{"f:phase":{}}}`,
+	}
+	untranslatable := []string{"a field neither has", "a field only v1 has"}
+	for _, tc := range []struct {
+		name       string
+		conversion *apiextensionsv1.CustomResourceConversion
+		sameValues bool
+	}{
+		{"no conversion", nil, true},
+		{"strategy left empty", &apiextensionsv1.CustomResourceConversion{}, true},
+		{"conversion None", &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}, true},
+		{"conversion Webhook", &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}, false},
+	} {
+		v, err := VersionsOf(shapesCRD(tc.conversion))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, fields := range paths {
+			set := &fieldpath.Set{}
+			if err := set.FromJSON(strings.NewReader(fields)); err != nil {
+				t.Fatal(err)
+			}
+			tr, untr := v.Translate(set, "example.com/v1beta1", "example.com/v1", nil)
+			want := tc.sameValues && !slices.Contains(untranslatable, name)
+			if got := untr.Empty() && tr.Equals(set); got != want {
+				t.Errorf("%s, %s: translates %v, want %v (translated %s, untranslatable %s)", tc.name, name, got, want, tr, untr)
+			}
+		}
 	}
 }
