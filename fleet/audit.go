@@ -1040,7 +1040,7 @@ func (a *auditor) addStale(ref ownership.ObjectRef, o *ownership.Ownership, cont
 	untranslatable := map[string]bool{}
 	for _, e := range o.Entries {
 		v := e.APIVersion
-		reason := a.versions.staleness(v)
+		reason := a.versions.Staleness(v)
 		if reason == "" {
 			continue
 		}
@@ -1108,7 +1108,7 @@ func (a *auditor) crossVersions(item, key string, path fieldpath.Path, to string
 		return ""
 	}
 	for _, from := range sets.List(a.legacyVersions[key]) {
-		if a.versions != nil && a.versions.staleness(from) != "" {
+		if a.versions != nil && a.versions.Staleness(from) != "" {
 			from = a.versions.storageAPIVersion()
 		}
 		for _, b := range sets.List(dest) {

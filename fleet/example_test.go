@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log"
+	"slices"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -176,4 +177,32 @@ func ExampleListObjects() {
 		return nil
 	}
 	_ = audit
+}
+
+func ExampleVersions_Staleness() {
+	crds, err := crd.CRDs()
+	if err != nil {
+		log.Fatal(err)
+	}
+	// The Widget CRD as it would read after v1alpha1 stopped being served
+	// beside a new storage version v1.
+	i := slices.IndexFunc(crds, func(c *apiextensionsv1.CustomResourceDefinition) bool {
+		return c.Name == "widgets.demo.statusapply.io"
+	})
+	widgets := crds[i].DeepCopy()
+	v1 := *widgets.Spec.Versions[0].DeepCopy()
+	v1.Name = "v1"
+	widgets.Spec.Versions[0].Served, widgets.Spec.Versions[0].Storage = false, false
+	widgets.Spec.Versions = append(widgets.Spec.Versions, v1)
+	versions, err := fleet.VersionsOf(widgets)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, apiVersion := range []string{"demo.statusapply.io/v1", "demo.statusapply.io/v1alpha1", "demo.statusapply.io/v1beta1"} {
+		fmt.Printf("%s: %q\n", apiVersion, versions.Staleness(apiVersion))
+	}
+	// Output:
+	// demo.statusapply.io/v1: ""
+	// demo.statusapply.io/v1alpha1: "not served"
+	// demo.statusapply.io/v1beta1: "removed"
 }

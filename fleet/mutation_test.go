@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,12 +12,17 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/config/crd"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -598,6 +604,213 @@ func TestLintSaysWhyAListIsAtomic(t *testing.T) {
 		findings := LintCRDs(crd)
 		if len(findings) != 1 || findings[0].Path != "status.addresses" || !strings.HasPrefix(findings[0].Message, tc.want) {
 			t.Errorf("findings %+v, want one at status.addresses starting %q", findings, tc.want)
+		}
+	}
+}
+
+// widgetVersions is the Widget CRD's versions, as the CLI gives them to a
+// Migrator (WithVersions).
+func widgetVersions(t *testing.T) map[schema.GroupKind]*Versions {
+	t.Helper()
+	crds, err := crd.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range crds {
+		if c.Spec.Names.Kind == "Widget" {
+			v, err := VersionsOf(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return map[schema.GroupKind]*Versions{v1alpha1.SchemeGroupVersion.WithKind("Widget").GroupKind(): v}
+		}
+	}
+	t.Fatal("no Widget CRD")
+	return nil
+}
+
+// staleWidget is a Widget whose legacy writer's entry is recorded in a
+// version the CRD no longer lists, with the given fields.
+func staleWidget(fields string) *v1alpha1.Widget {
+	e := ownershiptest.Entry("legacy", ownershiptest.Update, "status", fields)
+	e.APIVersion = "demo.statusapply.io/v1alpha0"
+	w := ownershiptest.Widget(e)
+	w.Name = "w"
+	return w
+}
+
+// A plan without Versions takes each kind's from WithVersions, as the CLI
+// runs one plan over several kinds; without them, rewriting stale versions
+// is refused.
+func TestMigratorUsesWithVersions(t *testing.T) {
+	plan := Plan{RewriteStaleVersions: true}
+	c, _ := fakeClient(t, interceptor.Funcs{}, staleWidget(ownershiptest.LegacyAB))
+	res, err := newMigrator(t, c, plan, WithDryRun(false), WithVersions(widgetVersions(t))).
+		Migrate(context.Background(), staleWidget(ownershiptest.LegacyAB))
+	if err != nil || !res.Changed {
+		t.Fatalf("Migrate: changed %v, err %v", res != nil && res.Changed, err)
+	}
+	mfs := stored(t, c, "w")
+	if len(mfs) != 1 || mfs[0].Manager != "legacy" || mfs[0].APIVersion != "demo.statusapply.io/v1alpha1" {
+		t.Errorf("stored %+v, want legacy's entry in the storage version", mfs)
+	}
+
+	// Control: the same Migrator without WithVersions.
+	c, _ = fakeClient(t, interceptor.Funcs{}, staleWidget(ownershiptest.LegacyAB))
+	if _, err := newMigrator(t, c, plan, WithDryRun(false)).Migrate(context.Background(), staleWidget(ownershiptest.LegacyAB)); err == nil {
+		t.Fatal("rewriting stale versions without the CRD's versions succeeded")
+	}
+	if mfs := stored(t, c, "w"); mfs[0].APIVersion != "demo.statusapply.io/v1alpha0" {
+		t.Errorf("stored %+v, want it untouched", mfs)
+	}
+}
+
+// A migration that drops every entry (a stale entry whose fields do not
+// translate, with DropUntranslatable) clears managedFields in one write and
+// reports no owner after it.
+func TestMigrateDroppingEveryEntry(t *testing.T) {
+	gone := `{"f:status":{"f:gone":{}}}`
+	c, rec := fakeClient(t, interceptor.Funcs{}, staleWidget(gone))
+	plan := Plan{RewriteStaleVersions: true, DropUntranslatable: true}
+	res, err := newMigrator(t, c, plan, WithDryRun(false), WithVersions(widgetVersions(t))).
+		Migrate(context.Background(), staleWidget(gone))
+	if err != nil {
+		t.Fatalf("Migrate: %v (stored %+v)", err, stored(t, c, "w"))
+	}
+	if !res.Changed || res.After != nil || len(rec.patches) != 1 {
+		t.Errorf("changed %v, after %v, %d patches: want every entry dropped in one write", res.Changed, res.After, len(rec.patches))
+	}
+	for _, e := range stored(t, c, "w") {
+		if e.Manager == "legacy" {
+			t.Errorf("stored %+v, want legacy's entry gone", e)
+		}
+	}
+}
+
+// Rewrite gives the same managedFields for the same object and plan every
+// time: the Apply entries it creates follow the existing ones in the order
+// of their managers, whatever the versions they are recorded in.
+func TestRewriteOrdersNewEntriesByManager(t *testing.T) {
+	onlyA := `{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	onlyB := `{"f:status":{"f:conditions":{"k:{\"type\":\"B\"}":{".":{},"f:status":{},"f:type":{}}}}}`
+	obj := machine([]string{"A", "B"},
+		entryIn("v1", "legacy-a", ownershiptest.Update, "status", onlyA),
+		entryIn("v2", "legacy-b", ownershiptest.Update, "status", onlyB))
+	plan := Plan{Conditions: map[string]string{"A": "zeta", "B": "alpha"}}
+	var first []string
+	for range 20 {
+		mfs, _, err := plan.Rewrite(obj, migrateNow)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range mfs {
+			got = append(got, e.Manager+"@"+e.APIVersion)
+		}
+		if first == nil {
+			first = got
+			want := []string{"alpha@example.com/v2", "zeta@example.com/v1"}
+			if !slices.Equal(got, want) {
+				t.Fatalf("entries %v, want %v", got, want)
+			}
+		} else if !slices.Equal(got, first) {
+			t.Fatalf("entries %v, then %v", first, got)
+		}
+	}
+}
+
+// A condition handed to a manager that already applies joins its Apply
+// entry, wherever that entry stands among the managedFields, the first
+// place included: one manager has one Apply entry on status.
+func TestRewriteJoinsTheFirstEntry(t *testing.T) {
+	for _, order := range []string{"apply entry first", "apply entry last"} {
+		t.Run(order, func(t *testing.T) {
+			applied := ownershiptest.Entry("summary", ownershiptest.Apply, "status", ownershiptest.ApplyR)
+			legacy := ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)
+			mfs := []metav1.ManagedFieldsEntry{applied, legacy}
+			if order == "apply entry last" {
+				mfs = []metav1.ManagedFieldsEntry{legacy, applied}
+			}
+			got, _, err := Plan{Conditions: map[string]string{"A": "summary"}}.Rewrite(ownershiptest.Widget(mfs...), migrateNow)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 {
+				t.Errorf("%d entries, want summary's and legacy's: %+v", len(got), got)
+			}
+			want := map[string]string{"summary (Apply, status)": "A,R", "legacy (Update, status)": "B .status.phase"}
+			if o := ownedBy(t, got); !maps.Equal(o, want) {
+				t.Errorf("ownership %v, want %v", o, want)
+			}
+		})
+	}
+}
+
+// shapesCRD is a CRD of group example.com with versions v1beta1 and v1
+// (stored) under conversion, whose status has conditions (a map list), a
+// map of strings and a field that keeps unknown fields. v1's schema has an
+// extra spec field, so the two schemas are not identical and every path is
+// compared on its own.
+func shapesCRD(conversion *apiextensionsv1.CustomResourceConversion) *apiextensionsv1.CustomResourceDefinition {
+	preserve := true
+	schema := func(extra bool) *apiextensionsv1.JSONSchemaProps {
+		s := conditionsSchema("map")
+		status := s.Properties["status"]
+		status.Properties["labels"] = apiextensionsv1.JSONSchemaProps{Type: "object",
+			AdditionalProperties: &apiextensionsv1.JSONSchemaPropsOrBool{Schema: &apiextensionsv1.JSONSchemaProps{Type: "string"}}}
+		status.Properties["raw"] = apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: &preserve}
+		s.Properties["status"] = status
+		if extra {
+			s.Properties["spec"] = apiextensionsv1.JSONSchemaProps{Type: "object"}
+		}
+		return s
+	}
+	crd := versionedCRD([2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
+	crd.Spec.Versions[0].Schema.OpenAPIV3Schema = schema(false)
+	crd.Spec.Versions[1].Schema.OpenAPIV3Schema = schema(true)
+	crd.Spec.Conversion = conversion
+	return crd
+}
+
+// Paths translate between versions with different schemas only when
+// objects read in either hold the same values (no conversion, or
+// conversion None) and the path has the same shape in both: a map's member
+// (additionalProperties) and a field below one that keeps unknown fields
+// included.
+func TestTranslateByConversionAndShape(t *testing.T) {
+	paths := map[string]string{
+		"condition":              `{"f:status":{"f:conditions":{"k:{\"type\":\"A\"}":{".":{},"f:status":{},"f:type":{}}}}}`,
+		"a map's member":         `{"f:status":{"f:labels":{"f:team":{}}}}`,
+		"below unknown fields":   `{"f:status":{"f:raw":{"f:anything":{"f:deeper":{}}}}}`,
+		"a field neither has":    `{"f:status":{"f:gone":{}}}`,
+		"a field only v1 has":    `{"f:spec":{"f:replicas":{}}}`,
+		"the phase, as a scalar": `{"f:status":{"f:phase":{}}}`,
+	}
+	untranslatable := []string{"a field neither has", "a field only v1 has"}
+	for _, tc := range []struct {
+		name       string
+		conversion *apiextensionsv1.CustomResourceConversion
+		sameValues bool
+	}{
+		{"no conversion", nil, true},
+		{"strategy left empty", &apiextensionsv1.CustomResourceConversion{}, true},
+		{"conversion None", &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.NoneConverter}, true},
+		{"conversion Webhook", &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}, false},
+	} {
+		v, err := VersionsOf(shapesCRD(tc.conversion))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, fields := range paths {
+			set := &fieldpath.Set{}
+			if err := set.FromJSON(strings.NewReader(fields)); err != nil {
+				t.Fatal(err)
+			}
+			tr, untr := v.Translate(set, "example.com/v1beta1", "example.com/v1", nil)
+			want := tc.sameValues && !slices.Contains(untranslatable, name)
+			if got := untr.Empty() && tr.Equals(set); got != want {
+				t.Errorf("%s, %s: translates %v, want %v (translated %s, untranslatable %s)", tc.name, name, got, want, tr, untr)
+			}
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (p Plan) rewriteStale(mfs []metav1.ManagedFieldsEntry, content map[string]a
 	stale := false
 	for i := range ds {
 		e := &ds[i].entry
-		if p.Versions.staleness(e.APIVersion) == "" {
+		if p.Versions.Staleness(e.APIVersion) == "" {
 			continue
 		}
 		stale = true
@@ -87,7 +87,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 		dests := p.destinationsOf(*e, wholeList, condTypes)
 		_, handed := p.Managers[e.Manager]
 		if dests.Len() == 0 || !handed && !wholeList &&
-			(p.Versions == nil || p.Versions.staleness(e.APIVersion) == "") {
+			(p.Versions == nil || p.Versions.Staleness(e.APIVersion) == "") {
 			// Conditions moving out of a map list of a served version are
 			// translated as they move (mergeIntoApply); the rest of the
 			// entry stays in the version its writer writes through.
@@ -108,7 +108,7 @@ func (p Plan) alignVersions(mfs []metav1.ManagedFieldsEntry, content map[string]
 			continue
 		case targets.Len() == 1:
 			target = sets.List(targets)[0]
-		case p.Versions != nil && (p.Versions.staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
+		case p.Versions != nil && (p.Versions.Staleness(e.APIVersion) != "" || fromVersions[e.Manager].Len() > 1 ||
 			wholeList && p.Versions.expands(ownership.ConditionsPath(), e.APIVersion, p.Versions.storageAPIVersion())):
 			// No destination applies yet: the storage version is where a
 			// new writer applies, and the one place a stale entry, entries

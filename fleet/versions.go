@@ -89,11 +89,13 @@ func (v *Versions) version(apiVersion string) string {
 	return version
 }
 
-// staleness says why an API version is stale, or "" when the CRD serves
-// it: "removed" when the CRD no longer lists it (every server-side apply to
-// an object with an entry in it fails), "not served" when it lists it
-// without serving it (applies still work; they fail once it is removed).
-func (v *Versions) staleness(apiVersion string) string {
+// Staleness says why an API version (group/version) is stale, or "" when
+// the CRD serves it: StaleRemoved when the CRD no longer lists it (every
+// server-side apply to an object with an entry in it fails, ApplyError),
+// StaleNotServed when it lists it without serving it (applies still work;
+// they fail once it is removed). Audit and Plan.RewriteStaleVersions decide
+// with it which entries are stale.
+func (v *Versions) Staleness(apiVersion string) string {
 	ver := v.version(apiVersion)
 	switch {
 	case v.schemas[ver] == nil:

@@ -183,8 +183,8 @@ func TestStaleness(t *testing.T) {
 		"other.com/v1":         StaleRemoved,
 		"v1":                   StaleRemoved,
 	} {
-		if got := v.staleness(apiVersion); got != want {
-			t.Errorf("staleness(%s) = %q, want %q", apiVersion, got, want)
+		if got := v.Staleness(apiVersion); got != want {
+			t.Errorf("Staleness(%s) = %q, want %q", apiVersion, got, want)
 		}
 	}
 }

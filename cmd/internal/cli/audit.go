@@ -264,18 +264,34 @@ func visitObjects(r *resource.Result) iter.Seq2[metav1.Object, error] {
 // kindCRD reads the CustomResourceDefinition of mapping's resource, or says
 // why there is none to check; it never fails the audit.
 func kindCRD(ctx context.Context, c client.Client, mapping *meta.RESTMapping) (*apiextensionsv1.CustomResourceDefinition, string) {
+	crd, err := readCRD(ctx, c, mapping)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return crd, ""
+}
+
+// notCustomError says a resource has no CustomResourceDefinition: it is
+// built in, or served by an aggregated API server.
+type notCustomError struct{ msg string }
+
+func (e *notCustomError) Error() string { return e.msg }
+
+// readCRD reads the CustomResourceDefinition of mapping's resource; the
+// error is a *notCustomError when the resource has none.
+func readCRD(ctx context.Context, c client.Client, mapping *meta.RESTMapping) (*apiextensionsv1.CustomResourceDefinition, error) {
 	gr := mapping.Resource.GroupResource()
 	if !strings.Contains(gr.Group, ".") {
-		return nil, fmt.Sprintf("%s is a built-in resource: it has no CustomResourceDefinition", gr)
+		return nil, &notCustomError{fmt.Sprintf("%s is a built-in resource: it has no CustomResourceDefinition", gr)}
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := c.Get(ctx, client.ObjectKey{Name: gr.String()}, crd); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Sprintf("no CustomResourceDefinition %s: the resource is not a custom resource", gr)
+			return nil, &notCustomError{fmt.Sprintf("no CustomResourceDefinition %s: the resource is not a custom resource", gr)}
 		}
-		return nil, fmt.Sprintf("reading CustomResourceDefinition %s: %v", gr, err)
+		return nil, fmt.Errorf("reading CustomResourceDefinition %s: %w", gr, err)
 	}
-	return crd, ""
+	return crd, nil
 }
 
 // migrateCommand renders the verdict's flags as a command line for the same

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,11 +10,15 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -52,8 +57,15 @@ condition or field owned by more than one manager says with whom it is
 shared. Objects are read from the API server, never from a cache, and an
 object without managedFields is reported as such.
 
-Entries that own no status field (typically whoever created the object) are
-left out of tables and counted on stderr; --all-managers lists them. -o json
+An entry recorded in an API version the kind's CRD no longer serves is
+marked, whether or not it owns status fields: once the version is removed
+from the CRD, every server-side apply to the object fails. The note after
+the table says which "migrate --stale-versions" command rewrites such
+entries to the storage version.
+
+Other entries that own no status field (typically whoever created the
+object) are left out of tables and counted on stderr; --all-managers lists
+them. -o json
 and -o yaml print a StatusOwnershipList (cli.statusapply.io/v1alpha1) with
 every entry.`
 
@@ -113,6 +125,17 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 				return err
 			}
 			result, errs := inspectAll(s.Objects, s.Errs)
+			if out.mode() != modeName && len(result.Items) > 0 {
+				c, err := cluster.client()
+				if err != nil {
+					return err
+				}
+				for _, why := range markStale(cmd.Context(), c, &result) {
+					if out.mode() != modeDocument {
+						fmt.Fprintln(cmd.ErrOrStderr(), why)
+					}
+				}
+			}
 			if s.ListErr != nil {
 				errs = append(errs, s.ListErr)
 				result.Errors = append(result.Errors, errorView(s.ListErr))
@@ -136,6 +159,9 @@ func newOwnersCommand(cluster *clusterAccess) *cobra.Command {
 				hidden, err = writeOwnersTable(stdout, out, result, allManagers, sel.allNamespaces)
 				if n := untracked(result); n > 0 {
 					fmt.Fprintln(stderr, untrackedNote(n))
+				}
+				if note := staleNote(displayName(cmd), args, s, result); note != "" {
+					fmt.Fprintln(stderr, note)
 				}
 				switch {
 				case hidden == 1:
@@ -221,7 +247,7 @@ func ownersColumns() []metav1.TableColumnDefinition {
 		column("Owns", false, "a condition type, a status field, or the whole atomic conditions list"),
 		column("API Version", true, "the version the entry's fields are recorded in"),
 		column("Updated", true, "how long ago the manager last changed one of its fields"),
-		column("Notes", false, "legacy writer, and with whom the condition or field is shared"),
+		column("Notes", false, "legacy writer, a version the CRD no longer serves, and with whom the condition or field is shared"),
 	}
 }
 
@@ -242,7 +268,7 @@ func writeOwnersTable(w io.Writer, out *outputFlags, result ownersList, allManag
 		for _, m := range item.Managers {
 			owned := ownedCells(m)
 			if len(owned) == 0 {
-				if !allManagers {
+				if !allManagers && m.StaleVersion == "" {
 					hidden++
 					continue
 				}
@@ -298,6 +324,9 @@ func rowNotes(m managerView, c ownedCell, shared []sharedView) string {
 	if m.Legacy {
 		parts = append(parts, "legacy writer")
 	}
+	if m.StaleVersion != "" {
+		parts = append(parts, staleCell(m))
+	}
 	var with []string
 	for _, s := range shared {
 		if !slices.Contains(s.Managers, m.Manager) {
@@ -319,4 +348,104 @@ func rowNotes(m managerView, c ownedCell, shared []sharedView) string {
 		parts = append(parts, "no status field")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// markStale sets StaleVersion on every entry of result recorded in an API
+// version its kind's CRD no longer serves (fleet.Versions.Staleness, as
+// audit and migrate --stale-versions decide). A kind without a CRD has
+// nothing to mark; a CRD that cannot be read leaves its kind unmarked and is
+// returned as a note, the objects being listed all the same.
+func markStale(ctx context.Context, c client.Client, result *ownersList) (notes []string) {
+	versions := map[schema.GroupKind]*fleet.Versions{}
+	for i := range result.Items {
+		item := &result.Items[i]
+		gk := item.obj.GetObjectKind().GroupVersionKind().GroupKind()
+		v, done := versions[gk]
+		if !done {
+			v, notes = kindVersionsOf(ctx, c, gk, notes)
+			versions[gk] = v
+		}
+		if v == nil {
+			continue
+		}
+		for j := range item.Managers {
+			if m := &item.Managers[j]; m.APIVersion != "" {
+				m.StaleVersion = v.Staleness(m.APIVersion)
+			}
+		}
+	}
+	return notes
+}
+
+// kindVersionsOf reads the versions of gk's CRD, or nil, adding to notes
+// why when it has a CRD that cannot be read.
+func kindVersionsOf(ctx context.Context, c client.Client, gk schema.GroupKind, notes []string) (*fleet.Versions, []string) {
+	mapping, err := c.RESTMapper().RESTMapping(gk)
+	if err == nil {
+		var crd *apiextensionsv1.CustomResourceDefinition
+		if crd, err = readCRD(ctx, c, mapping); err == nil {
+			var v *fleet.Versions
+			if v, err = fleet.VersionsOf(crd); err == nil {
+				return v, notes
+			}
+		}
+	}
+	if _, notCustom := errors.AsType[*notCustomError](err); notCustom {
+		return nil, notes
+	}
+	return nil, append(notes, fmt.Sprintf("note: API versions of %s not checked: %v", gk, err))
+}
+
+// staleCell is the NOTES part of an entry recorded in a version the CRD no
+// longer serves.
+func staleCell(m managerView) string {
+	version := m.APIVersion[strings.LastIndex(m.APIVersion, "/")+1:]
+	if m.StaleVersion == fleet.StaleRemoved {
+		return "recorded in " + version + ", removed from the CRD"
+	}
+	return "recorded in " + version + ", no longer served"
+}
+
+// staleNote explains, on stderr after a table, the entries of result marked
+// with staleCell, and gives the migrate command, run as name, that rewrites
+// them for the objects args and s selected; "" when there are none.
+func staleNote(name string, args []string, s *selection, result ownersList) string {
+	var entries, removed int
+	namespaced := false
+	for _, item := range result.Items {
+		for _, m := range item.Managers {
+			if m.StaleVersion == "" {
+				continue
+			}
+			entries++
+			if m.StaleVersion == fleet.StaleRemoved {
+				removed++
+			}
+			namespaced = namespaced || item.Object.Namespace != ""
+		}
+	}
+	if entries == 0 {
+		return ""
+	}
+	parts := append([]string{"migrate"}, args...)
+	switch {
+	case s.allNamespaces:
+		parts = append(parts, "-A")
+	case namespaced:
+		parts = append(parts, "-n", s.namespace)
+	}
+	if s.selector != "" {
+		parts = append(parts, "-l", s.selector)
+	}
+	parts = append(parts, "--stale-versions")
+	for i, p := range parts {
+		parts[i] = shellQuote(p)
+	}
+	what := "server-side applies work until the version is removed from the CRD, then fail"
+	if removed > 0 {
+		what = fmt.Sprintf("every server-side apply to an object with an entry in a removed version fails with %q", fleet.ApplyError)
+	}
+	return fmt.Sprintf("note: %s recorded in API versions the CRD no longer serves: %s; "+
+		"to rewrite them to the storage version, keeping every owner, run %s (a dry run), then the same with --apply",
+		plural(entries, "managedFields entry", "managedFields entries"), what, name+" "+strings.Join(parts, " "))
 }

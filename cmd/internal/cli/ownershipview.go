@@ -76,6 +76,10 @@ type managerView struct {
 	// owns: leaves of its field set, never .status itself nor a container
 	// whose members some entry owns.
 	OtherStatusFields []string `json:"otherStatusFields"`
+	// StaleVersion says why the CRD no longer serves APIVersion
+	// (fleet.StaleRemoved: every server-side apply to the object fails;
+	// fleet.StaleNotServed), empty when it serves it or its CRD was not read.
+	StaleVersion string `json:"staleVersion,omitempty"`
 }
 
 // ownsStatus reports whether the entry owns anything in status.

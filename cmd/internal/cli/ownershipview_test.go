@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -299,6 +300,69 @@ func TestWriteOwnersTable(t *testing.T) {
 	} {
 		if !slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return lineWith(l, want...) != "" }) {
 			t.Errorf("wide output misses a line with %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestStaleNote(t *testing.T) {
+	item := func(ns string, stale ...string) objectOwnersView {
+		v := objectOwnersView{Object: objectRefView{Kind: "Gadget", Namespace: ns, Name: "g1"}}
+		for _, s := range stale {
+			v.Managers = append(v.Managers, managerView{Manager: "m", APIVersion: "example.com/v1beta1", StaleVersion: s})
+		}
+		return v
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		sel     selection
+		items   []objectOwnersView
+		command string // "" for no note
+		removed bool
+	}{
+		{name: "served versions only", args: []string{"gadget/g1"}, sel: selection{namespace: "shop"},
+			items: []objectOwnersView{item("shop", "", "")}},
+		{name: "a named object", args: []string{"gadget/g1"}, sel: selection{namespace: "shop"},
+			items:   []objectOwnersView{item("shop", fleet.StaleRemoved, "")},
+			command: "statusapply migrate gadget/g1 -n shop --stale-versions", removed: true},
+		{name: "not served only", args: []string{"gadget", "g1"}, sel: selection{namespace: "shop"},
+			items:   []objectOwnersView{item("shop", fleet.StaleNotServed)},
+			command: "statusapply migrate gadget g1 -n shop --stale-versions"},
+		{name: "every namespace, a selector to quote", args: []string{"gadgets"},
+			sel:     selection{namespace: "shop", allNamespaces: true, selector: "app in (web)"},
+			items:   []objectOwnersView{item("shop", fleet.StaleNotServed), item("other", fleet.StaleRemoved)},
+			command: "statusapply migrate gadgets -A -l 'app in (web)' --stale-versions", removed: true},
+		{name: "cluster-scoped", args: []string{"gadgets"}, sel: selection{namespace: "shop"},
+			items:   []objectOwnersView{item("", fleet.StaleRemoved)},
+			command: "statusapply migrate gadgets --stale-versions", removed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			note := staleNote("statusapply", tt.args, &tt.sel, ownersList{Items: tt.items})
+			if tt.command == "" {
+				if note != "" {
+					t.Fatalf("note = %q, want none", note)
+				}
+				return
+			}
+			if !strings.Contains(note, "run "+tt.command+" (a dry run), then the same with --apply") {
+				t.Errorf("note = %q, want the command %q", note, tt.command)
+			}
+			if got := strings.Contains(note, fleet.ApplyError); got != tt.removed {
+				t.Errorf("note = %q: names the apply error %v, want %v", note, got, tt.removed)
+			}
+		})
+	}
+}
+
+func TestStaleCell(t *testing.T) {
+	for _, tt := range []struct{ reason, want string }{
+		{fleet.StaleRemoved, "recorded in v1beta1, removed from the CRD"},
+		{fleet.StaleNotServed, "recorded in v1beta1, no longer served"},
+	} {
+		m := managerView{Manager: "wa", APIVersion: "example.com/v1beta1", StaleVersion: tt.reason}
+		if got := rowNotes(m, ownedCell{label: "condition A", condition: "A"}, nil); got != tt.want {
+			t.Errorf("%s: notes = %q, want %q", tt.reason, got, tt.want)
 		}
 	}
 }
