@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -114,18 +115,28 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	if err != nil {
 		return err
 	}
-	// Typing the edited object makes a converter of the cluster's schemas see
-	// a field it does not know yet, which the diff would take for atomic.
-	tv, err := typedContent(e.tc, e.target.GVK, after)
+	// Only what the edits changed is typed: a field another manager set,
+	// which this writer's schema lacks (an older CRD), is none of its
+	// business. Typing it makes a converter of the cluster's schemas see a
+	// field it does not know yet, which the diff would take for atomic.
+	was, now := changedOnly(before, after)
+	tv, err := typedContent(e.tc, e.target.GVK, "the edited object", now)
 	if err != nil {
 		return err
 	}
 	changed, gone := fieldpath.NewSet(), fieldpath.NewSet()
-	diffClaims(tv.Schema(), tv.TypeRef(), before, after, changed, gone)
+	diffClaims(tv.Schema(), tv.TypeRef(), was, now, changed, gone)
 	claimed := e.relevant(claimElements(changed).Leaves())
 	removed := topmost(e.relevant(gone))
 	if claimed.Empty() && removed.Empty() {
 		return nil
+	}
+	if !removed.Empty() {
+		// A removed field is in was alone: one the schema lacks is refused
+		// as a set one is, before any read of its owners.
+		if _, err := typedContent(e.tc, e.target.GVK, "what the edit removes", was); err != nil {
+			return err
+		}
 	}
 	if err := e.checkRemovals(removed); err != nil {
 		return fmt.Errorf("edits %d to %d of %d: %w", first+1, first+len(run), total, err)
@@ -152,15 +163,49 @@ func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*t
 	return tv, nil
 }
 
-// typedContent types content, without its kind, with gvk's schema.
-func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, content map[string]any) (*typed.TypedValue, error) {
+// typedContent types content, without its kind, with gvk's schema; what
+// names content in the error.
+func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, what string, content map[string]any) (*typed.TypedValue, error) {
 	u := &unstructured.Unstructured{Object: maps.Clone(content)}
 	u.SetGroupVersionKind(gvk)
 	tv, err := tc.ObjectToTyped(u, typed.AllowDuplicates)
 	if err != nil {
-		return nil, fmt.Errorf("%w: the edited object does not match the schema of %s: %w", ssa.ErrInvalidInput, gvk, err)
+		return nil, fmt.Errorf("%w: %s does not match the schema of %s: %w", ssa.ErrInvalidInput, what, gvk, err)
 	}
 	return tv, nil
+}
+
+// changedOnly returns before and after without the members whose values are
+// equal in both, recursively through objects; lists are kept whole, since a
+// keyed item is claimed whole and an atomic list is one value. The diff of
+// the two is the diff of before and after: what is left out changed in
+// neither. The results share values with before and after (callers must not
+// modify them); copy claimed fields from after itself, since an atomic
+// object that changed is claimed whole.
+func changedOnly(before, after map[string]any) (was, now map[string]any) {
+	was, now = map[string]any{}, map[string]any{}
+	for k, bv := range before {
+		av, both := after[k]
+		switch {
+		case !both:
+			was[k] = bv
+		case jsonvalue.Equal(bv, av):
+		default:
+			bm, bok := bv.(map[string]any)
+			am, aok := av.(map[string]any)
+			if bok && aok {
+				was[k], now[k] = changedOnly(bm, am)
+			} else {
+				was[k], now[k] = bv, av
+			}
+		}
+	}
+	for k, av := range after {
+		if _, had := before[k]; !had {
+			now[k] = av
+		}
+	}
+	return was, now
 }
 
 func (e *editor) content(obj client.Object) (map[string]any, error) {

@@ -244,4 +244,6 @@ var (
 	promptGroup = schema.GroupVersion{Group: "prompt.evolving.statusapply.io", Version: "v1"}
 	// skewGroup's copy gains a field its older writer's schema lacks.
 	skewGroup = schema.GroupVersion{Group: "skew.evolving.statusapply.io", Version: "v1"}
+	// editSkewGroup's copy is skewGroup's, for a writer through Edits.
+	editSkewGroup = schema.GroupVersion{Group: "editskew.evolving.statusapply.io", Version: "v1"}
 )
