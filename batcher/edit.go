@@ -46,7 +46,11 @@ type Edit[O client.Object] func(obj O) error
 //     which is no writer: when it is the only other owner, the Applier takes
 //     them back for this manager first (not in a dry run) and the removal
 //     goes ahead;
-//   - a field set to the value it had is not claimed.
+//   - a field set to the value it had is not claimed;
+//   - only what it changed or removed is typed with the schema: a field it
+//     sets or removes that the schema lacks is refused (ssa.ErrInvalidInput)
+//     before any request, while one another manager set (a CRD newer than
+//     the writer's schema) that it leaves alone does not stop it.
 //
 // Edits and Mutators may be mixed in one entry, in queue order. A Mutator sees
 // earlier Edits' changes; an Edit sees earlier Edits' changes only.
