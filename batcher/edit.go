@@ -45,7 +45,11 @@ type Edit[O client.Object] func(obj O) error
 //     Fields whose managedFields were lost are held by before-first-apply,
 //     which is no writer: when it is the only other owner, the Applier takes
 //     them back for this manager first (not in a dry run) and the removal
-//     goes ahead;
+//     goes ahead. An object read again without any managedFields, where the
+//     manager owns nothing, has that attribution stored first by an apply
+//     claiming nothing, guarded by uid and resourceVersion, then the same;
+//     a dry run of it is refused, since who owns the removed fields is
+//     unknown;
 //   - a field set to the value it had is not claimed;
 //   - only what it changed or removed is typed with the schema: a field it
 //     sets or removes that the schema lacks is refused (ssa.ErrInvalidInput)

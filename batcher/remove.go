@@ -18,6 +18,9 @@ import (
 // the owner, with nothing written: before any request when the observation's
 // managedFields show the owner, else from the response of a dry run of the
 // apply that still holds the condition. Either way the entry stays queued.
+// A condition only before-first-apply holds (managedFields were lost) is
+// taken back and removed instead, also on an object without any
+// managedFields (see ssa.RemovingConditions), but in a dry run.
 //
 // A Mutator's apply configuration holds only what the manager owns: dropping
 // a condition from it is checked the same way, but a condition only another

@@ -216,6 +216,9 @@ type applyRun struct {
 	// conflictRecovered is set once a conflict naming before-first-apply
 	// alone was met with a recovery: the apply is sent again only once.
 	conflictRecovered bool
+	// removalSeeded is set once a removal refused on an object without any
+	// managedFields had the attribution stored (see seedRemoval).
+	removalSeeded bool
 	// removing are the condition types the attempt's apply removes: those
 	// RemovingConditions declares and those the intent releases (see
 	// releasedConditions). Its response must not hold them.
@@ -310,6 +313,10 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if obs != r.res.Object {
+		// ownedState read the object for its missing managedFields.
+		r.reread = true
+	}
 	r.res.Object, r.res.Observed = obs, obs
 	r.removing = r.opts.RemovedConditions
 	if err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
@@ -324,6 +331,9 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		}
 		r.res.Object, r.reread = fresh, true
 		return true, nil
+	}
+	if errors.Is(err, objects.ErrNeedsManagedFields) {
+		return r.seedRemoval(ctx, st, obs, err)
 	}
 	if err != nil {
 		return r.recoverRemoved(ctx, obs, err)
@@ -343,8 +353,8 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 		return r.recoverRemoved(ctx, obs, err)
 	}
 	r.removing = append(slices.Clip(r.removing), released...)
-	if err := r.tryRemovals(ctx, in, obs); err != nil {
-		return false, err
+	if again, err := r.tryRemovals(ctx, st, in, obs); err != nil || again {
+		return again, err
 	}
 	r.res.Attempts++
 	r.res.Intent = in.body
@@ -357,30 +367,36 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	return false, nil
 }
 
-// tryRemovals dry-runs an apply that removes conditions an observation
-// without managedFields holds, before sending it: who owns them is unknown,
-// and only a response tells whether they would stay. One that would stay
-// refuses the apply with nothing written. Any other failure is left to the
-// apply, which meets it again.
-func (r *applyRun) tryRemovals(ctx context.Context, in *prepared, obs client.Object) error {
+// tryRemovals meets an apply that removes conditions an observation without
+// managedFields holds, before sending it: who owns them is unknown. When the
+// manager owns nothing and may take back, the attribution is stored first
+// (seedRemoval) and again asks for a rebuild on it, where the removal is
+// checked as on any object. Otherwise an apply is dry-run: only a response
+// tells whether they would stay, and one that would stay refuses the apply
+// with nothing written. Any other failure is left to the apply, which meets it
+// again.
+func (r *applyRun) tryRemovals(ctx context.Context, st *ownedState, in *prepared, obs client.Object) (again bool, err error) {
 	if r.x.DryRun {
 		// The apply is a dry run itself: confirmRemovals reads its response.
-		return nil
+		return false, nil
 	}
 	confirm, err := confirmsRemovals(r.removing, obs)
 	if err != nil || !confirm {
-		return err
+		return false, err
+	}
+	if r.seedsRemoval(st, obs) {
+		return r.seedRemoval(ctx, st, obs, nil)
 	}
 	r.res.Attempts++
 	resp, err := r.send(ctx, r.t, in, r.like, false, batching.Extras{DryRun: true, DeferDecode: true})
 	if err != nil {
-		return nil //nolint:nilerr // the apply meets the same failure and handles it
+		return false, nil //nolint:nilerr // the apply meets the same failure and handles it
 	}
 	obj, err := resp.object()
 	if err != nil {
-		return err
+		return false, err
 	}
-	return refuseKept(r.t, r.removing, obj)
+	return false, refuseKept(r.t, r.removing, obj)
 }
 
 // confirmRemovals refuses a sent apply whose response still holds a

@@ -320,6 +320,41 @@ func (r *applyRun) recoverConflict(ctx context.Context, obs client.Object, sendE
 	return false, true, err
 }
 
+// seedsRemoval reports whether a removal on obs, read from the API server
+// without any managedFields, may have the attribution stored first: not in a
+// dry run, nor once the managedFields rewrite was refused or the attribution
+// seeded, and only while the manager owns nothing (st), which an apply
+// claiming nothing then releases.
+func (r *applyRun) seedsRemoval(st *ownedState, obs client.Object) bool {
+	return r.takesBack() && !r.removalSeeded && r.reread && len(st.entry) == 0 && !ownership.HasManagedFields(obs)
+}
+
+// seedRemoval meets a removal whose owners are unknown because obs, read
+// again, has no managedFields at all: it has the API server store the
+// attribution to before-first-apply (seed), and again asks for a rebuild on
+// the object it left, where the fields before-first-apply alone holds are
+// taken back (recoverRemoved) and the removal goes ahead; a real manager's
+// field refuses it as on any object. refusal is returned as is when the
+// removal may not seed (see seedsRemoval). A stale resourceVersion reads the
+// object again and retries within the guard backoff.
+func (r *applyRun) seedRemoval(ctx context.Context, st *ownedState, obs client.Object, refusal error) (again bool, err error) {
+	if !r.seedsRemoval(st, obs) {
+		return false, refusal
+	}
+	r.removalSeeded = true
+	seeded, err := r.seed(ctx, obs)
+	switch {
+	case err == nil:
+		r.res.Object = seeded
+		return true, nil
+	case apierrors.IsConflict(err) && ended(ctx) == nil:
+		// Written in between: read again, and meet the removal anew.
+		r.removalSeeded = false
+		return r.staleRetry(ctx, obs, err, true)
+	}
+	return false, err
+}
+
 // seed sends an apply of t's manager claiming no field, guarded by obs's uid
 // and resourceVersion, and returns the object it left: on an object without
 // managedFields, the API server attributes every field to before-first-apply.

@@ -39,7 +39,11 @@ var ErrRemovesForeignField = errors.New("removes a field another field manager o
 // apply is refused with ErrRemovesForeignField, naming the owner, when another
 // field manager owns one of them (alone or with this one), which would keep
 // it: before any request when the observed managedFields show it, else from
-// the response of a dry run sent first. In a batch entry the removals of every
+// the response of a dry run sent first. An object read without any
+// managedFields, where the manager owns nothing, is first made to store the
+// API server's attribution to before-first-apply instead (an apply claiming
+// nothing, guarded by uid and resourceVersion; not in a dry run): what
+// before-first-apply alone holds is then taken back and removed. In a batch entry the removals of every
 // contribution add up; see batcher.RemoveCondition. An incremental intent
 // that leaves out a condition the manager owns (a Mutator dropped it from its
 // apply configuration, an Edit from its object) removes it too, and is

@@ -18,6 +18,7 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
 )
@@ -91,6 +92,23 @@ var _ = Describe("a least-privilege status writer whose managedFields were lost"
 			Expect(c.Manager).To(Equal(ownership.BeforeFirstApplyManager))
 		}
 		Expect(w.responses.Count("apply", 409)).To(Equal(2), "the first apply and the one after the attribution: %s", w.responses)
+		Expect(w.responses.Succeeded("apply")).To(Equal(1), "the apply claiming nothing: %s", w.responses)
+		Expect(w.responses.Count("patch", 403)).To(Equal(1), "%s", w.responses)
+		got = getWidget(ctx, key)
+		Expect(widgets.Conditions(got)).To(Equal(widgets.CS("Ready", "True")))
+		o, err = ownership.Inspect(got)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.ConditionTypes()[ownership.BeforeFirstApplyManager]).To(Equal([]string{"Ready"}), "the attribution is stored")
+		Expect(b.Pending()).To(HaveLen(1))
+
+		By("after another loss, a removal cannot take Ready back either: refused, naming before-first-apply, Ready stays")
+		Expect(widgets.ClearManagedFields(ctx, env.Client, key)).To(Succeed())
+		w.reset()
+		b = batcher.New(w.applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), "readiness", "Ready")).To(Succeed())
+		err = b.Flush(ctx)
+		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))
+		Expect(err.Error()).To(ContainSubstring(ownership.BeforeFirstApplyManager))
 		Expect(w.responses.Succeeded("apply")).To(Equal(1), "the apply claiming nothing: %s", w.responses)
 		Expect(w.responses.Count("patch", 403)).To(Equal(1), "%s", w.responses)
 		got = getWidget(ctx, key)

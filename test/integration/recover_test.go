@@ -17,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/apiserver"
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
@@ -360,12 +361,83 @@ var _ = Describe("writers whose managedFields were lost", func() {
 		Expect(recoveries()).NotTo(HaveKey(editor))
 	})
 
-	It("refuses an Edit's removal while managedFields are empty altogether", func(ctx context.Context) {
+	// removedAfterWipe asserts that Reachable is gone, Ready stays held by
+	// before-first-apply alone, not by the remover, and the recovery counts.
+	removedAfterWipe := func(ctx context.Context) {
+		GinkgoHelper()
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(Equal(widgets.CS("Ready", "True")))
+		Expect(ownsCondition(w, editor, "Ready")).To(BeFalse())
+		o, err := ownership.Inspect(w)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(o.ConditionOwners("Ready")).To(ConsistOf(HaveField("Manager", ownership.BeforeFirstApplyManager)),
+			"the other writer's condition is untouched")
+		Expect(recoveries()).To(Equal(map[string]float64{editor: 1}))
+		Expect(recorder.reasons).To(Equal([]string{ssa.ReasonFieldsRecovered}))
+		Expect(recorder.notes[0]).To(ContainSubstring(`.status.conditions[type="Reachable"]`))
+		Expect(recorder.notes[0]).NotTo(ContainSubstring("Ready"))
+	}
+
+	It("recovers an Edit's removal while managedFields are empty altogether, in one Flush", func(ctx context.Context) {
+		requests.Reset()
 		b := batcher.New(applier)
 		Expect(batcher.EditStatus(b, getWidget(ctx, key), editor, dropCondition("Reachable"))).To(Succeed())
-		err := b.Flush(ctx)
-		Expect(err).To(MatchError(ContainSubstring("who owns the fields the edit removes is unknown")))
-		Expect(widgets.Conditions(getWidget(ctx, key))).To(HaveKey("Reachable"))
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 1, "apply": 2, "patch": 1}),
+			"a read for the missing managedFields, the apply claiming nothing, the managedFields rewrite, the removal")
+		removedAfterWipe(ctx)
+	})
+
+	It("recovers a queued removal while managedFields are empty altogether, in one Flush", func(ctx context.Context) {
+		requests.Reset()
+		b := batcher.New(applier)
+		Expect(batcher.RemoveCondition(b, getWidget(ctx, key), editor, "Reachable")).To(Succeed())
+		Expect(b.Flush(ctx)).To(Succeed())
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"get": 1, "apply": 2, "patch": 1}),
+			"a read for the missing managedFields, the apply claiming nothing, the managedFields rewrite, the removal")
+		removedAfterWipe(ctx)
+	})
+
+	It("refuses the same removals in a dry run while managedFields are empty altogether, writing nothing (the control)", func(ctx context.Context) {
+		rv := getWidget(ctx, key).ResourceVersion
+		for _, removal := range []struct {
+			queue    func(b *batcher.Batch) error
+			err      error
+			requests map[string]int
+		}{{
+			queue: func(b *batcher.Batch) error {
+				return batcher.EditStatus(b, getWidget(ctx, key), editor, dropCondition("Reachable"))
+			},
+			err:      objects.ErrNeedsManagedFields,
+			requests: map[string]int{"get": 1},
+		}, {
+			queue: func(b *batcher.Batch) error {
+				return batcher.RemoveCondition(b, getWidget(ctx, key), editor, "Reachable")
+			},
+			err:      ssa.ErrRemovesForeignField,
+			requests: map[string]int{"get": 1, "apply": 1},
+		}} {
+			requests.Reset()
+			b := batcher.New(applier)
+			Expect(removal.queue(b)).To(Succeed())
+			results, err := b.DryRun(ctx)
+			Expect(err).To(HaveOccurred())
+			Expect(results).To(HaveLen(1))
+			Expect(results[0].Err).To(MatchError(removal.err))
+			Expect(apiRequests(requests)).To(Equal(removal.requests), "the read, and the queued removal's dry-run apply")
+		}
+		w := getWidget(ctx, key)
+		Expect(w.ResourceVersion).To(Equal(rv), "nothing written")
+		Expect(w.ManagedFields).To(BeEmpty())
+		Expect(widgets.Conditions(w)).To(HaveKey("Reachable"))
+		Expect(recoveries()).To(BeEmpty())
+	})
+
+	It("leaves the condition when a plain apply omits it while managedFields are empty altogether (the control)", func(ctx context.Context) {
+		Expect(widgets.ApplyConditions(ctx, env.Client, key, editor, widgets.CS())).To(Succeed(), "the removal is accepted")
+		w := getWidget(ctx, key)
+		Expect(widgets.Conditions(w)).To(HaveKey("Reachable"), "and the condition stays")
+		Expect(heldBeforeFirstApply(ctx)).To(ContainElement("Reachable"))
 	})
 })
 
