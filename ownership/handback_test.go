@@ -72,6 +72,12 @@ func TestHandBack(t *testing.T) {
 		taken: whole("A"),
 		after: map[string][]string{ownership.BeforeFirstApplyManager: {"B"}, "a": {"A"}},
 	}, {
+		name:  "the manager's entry first in the list: it takes the fields, no second entry is made",
+		mfs:   []metav1.ManagedFieldsEntry{apply("a", v1, whole("A")), bfa(whole("A", "B"))},
+		exact: whole("A"),
+		taken: whole("A"),
+		after: map[string][]string{ownership.BeforeFirstApplyManager: {"B"}, "a": {"A"}},
+	}, {
 		name:  "a real manager's share is never taken",
 		mfs:   []metav1.ManagedFieldsEntry{bfa(whole("A")), apply("other", v1, whole("A")), entry("legacy", metav1.ManagedFieldsOperationUpdate, ownership.StatusSubresource, v1, whole("A"))},
 		exact: whole("A"),
@@ -141,6 +147,15 @@ func TestHandBack(t *testing.T) {
 			}
 			if lost := all(tc.mfs).Difference(all(out)); !lost.Empty() {
 				t.Errorf("fields left without an owner: %s", lost)
+			}
+			applies := 0
+			for _, e := range o.Entries {
+				if e.Manager == "a" && e.Operation == metav1.ManagedFieldsOperationApply && e.APIVersion == version {
+					applies++
+				}
+			}
+			if !taken.Empty() && applies != 1 {
+				t.Errorf("the manager has %d Apply entries in %s, want 1", applies, version)
 			}
 			for _, e := range o.Entries {
 				if e.Manager == "a" && !taken.Empty() && e.Time.IsZero() {
