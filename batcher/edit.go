@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -382,10 +381,7 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 	var foreign []string
 	onlyBeforeFirstApply := true
 	for _, entry := range owners.Entries {
-		if entry.Manager == e.target.Manager && entry.Operation == metav1.ManagedFieldsOperationApply &&
-			entry.Subresource == string(e.target.Subresource) {
-			// The entry the apply releases; any other keeps the field, the
-			// manager's own Update entries included.
+		if entry.AppliedBy(e.target.Manager, string(e.target.Subresource)) {
 			continue
 		}
 		removed.Iterate(func(p fieldpath.Path) {

@@ -74,6 +74,13 @@ func HoldsBeforeFirstApply(mfs []metav1.ManagedFieldsEntry) bool {
 	return false
 }
 
+// AppliedBy reports whether the entry is manager's Apply entry on
+// subresource: the one entry an apply by manager there releases fields of.
+// Any other keeps what it owns, manager's own Update entries included.
+func (e Entry) AppliedBy(manager, subresource string) bool {
+	return e.Manager == manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == subresource
+}
+
 // BeforeFirstApply reports whether the entry is the API server's attribution
 // of fields whose managedFields were lost (see BeforeFirstApplyManager), no
 // writer.

@@ -188,3 +188,20 @@ func TestManagedFieldsPatch(t *testing.T) {
 		})
 	}
 }
+
+func TestEntryAppliedBy(t *testing.T) {
+	apply, update := metav1.ManagedFieldsOperationApply, metav1.ManagedFieldsOperationUpdate
+	for _, tc := range []struct {
+		entry ownership.Entry
+		want  bool
+	}{
+		{ownership.Entry{Manager: "a", Operation: apply, Subresource: ownership.StatusSubresource}, true},
+		{ownership.Entry{Manager: "b", Operation: apply, Subresource: ownership.StatusSubresource}, false},
+		{ownership.Entry{Manager: "a", Operation: update, Subresource: ownership.StatusSubresource}, false},
+		{ownership.Entry{Manager: "a", Operation: apply}, false},
+	} {
+		if got := tc.entry.AppliedBy("a", ownership.StatusSubresource); got != tc.want {
+			t.Errorf("%s.AppliedBy(a, status) = %v, want %v", tc.entry, got, tc.want)
+		}
+	}
+}

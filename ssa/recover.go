@@ -48,7 +48,9 @@ func holdsBeforeFirstApply(obj client.Object) bool {
 	items, _ := entries.([]any)
 	for _, item := range items {
 		mf, _ := item.(map[string]any)
-		if mf["manager"] == ownership.BeforeFirstApplyManager && mf["operation"] == string(metav1.ManagedFieldsOperationUpdate) {
+		manager, _ := mf["manager"].(string)
+		operation, _ := mf["operation"].(string)
+		if (ownership.Entry{Manager: manager, Operation: metav1.ManagedFieldsOperationType(operation)}).BeforeFirstApply() {
 			return true
 		}
 	}
@@ -77,7 +79,7 @@ func (a *Applier) intentFields(t Target, st *ownedState, in *prepared) (*fieldpa
 		u.SetGroupVersionKind(t.GVK)
 		tv, err := a.tc.ObjectToTyped(u, typed.AllowDuplicates)
 		if err != nil {
-			return nil, fmt.Errorf("%w: the intent does not match the schema of its kind: %w", ErrInvalidInput, err)
+			return nil, intentSchemaError(t, err)
 		}
 		claimed, err := tv.ToFieldSet()
 		if err != nil {
@@ -264,7 +266,7 @@ func (r *applyRun) takesBack() bool { return !r.x.DryRun && !r.noTakeBack }
 // ownedBeforeFirstApply reports whether c's owner is before-first-apply, the
 // API server's attribution of fields whose managedFields were lost, no writer.
 func ownedBeforeFirstApply(c conflicts.Conflict) bool {
-	return c.Manager == ownership.BeforeFirstApplyManager && c.Operation == metav1.ManagedFieldsOperationUpdate
+	return ownership.Entry{Manager: c.Manager, Operation: c.Operation}.BeforeFirstApply()
 }
 
 // onlyBeforeFirstApply reports whether the conflicts are some, all with

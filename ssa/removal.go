@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -141,12 +140,12 @@ func refuseRemovals(t Target, types []string, obs client.Object) error {
 	if err != nil {
 		return err
 	}
-	foreign := foreignOwners(t, types, owners)
+	foreign, beforeFirstApplyAlone := foreignOwners(t, types, owners)
 	if len(foreign) == 0 {
 		return nil
 	}
 	err = fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
-	if heldBeforeFirstApplyAlone(t, types, owners) {
+	if beforeFirstApplyAlone {
 		// No writer holds them: the Applier takes them back (see recoverRemoved).
 		fields := fieldpath.NewSet()
 		for _, condType := range types {
@@ -155,25 +154,6 @@ func refuseRemovals(t Target, types []string, obs client.Object) error {
 		return &batching.HeldBeforeFirstApply{Fields: fields, Err: err}
 	}
 	return err
-}
-
-// heldBeforeFirstApplyAlone reports whether before-first-apply is the only
-// owner of the conditions of types besides the entry the apply releases.
-func heldBeforeFirstApplyAlone(t Target, types []string, owners *ownership.Ownership) bool {
-	for _, condType := range types {
-		for _, e := range owners.ConditionOwners(condType) {
-			if !releasedBy(t, e) && !e.BeforeFirstApply() {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// releasedBy reports whether e is the entry an apply to t releases: any
-// other keeps its fields, the manager's own Update entries included.
-func releasedBy(t Target, e ownership.Entry) bool {
-	return e.Manager == t.Manager && e.Operation == metav1.ManagedFieldsOperationApply && e.Subresource == string(t.Subresource)
 }
 
 // refuseKept refuses a sent apply whose response, resp, still holds a
@@ -189,7 +169,7 @@ func refuseKept(t Target, types []string, resp client.Object) error {
 		if err != nil {
 			return err
 		}
-		foreign = foreignOwners(t, held, owners)
+		foreign, _ = foreignOwners(t, held, owners)
 	}
 	for _, condType := range held {
 		p := ownership.ConditionPath(condType).String()
@@ -203,20 +183,21 @@ func refuseKept(t Target, types []string, resp client.Object) error {
 
 // foreignOwners lists, sorted, "<condition> is owned by <entry>" for each
 // entry that owns part of a condition of types, but for the one t's apply
-// releases (t's manager's Apply entry of t's subresource): the API server
-// keeps a condition while any other entry owns part of it, the manager's own
-// Update entries included.
-func foreignOwners(t Target, types []string, owners *ownership.Ownership) []string {
-	var foreign []string
+// releases (see ownership.Entry.AppliedBy): the API server keeps a condition
+// while any other entry owns part of it. It also reports whether every entry
+// listed is before-first-apply's, which the manager may take back.
+func foreignOwners(t Target, types []string, owners *ownership.Ownership) (foreign []string, beforeFirstApplyAlone bool) {
+	beforeFirstApplyAlone = true
 	for _, condType := range types {
 		for _, e := range owners.ConditionOwners(condType) {
-			if !releasedBy(t, e) {
+			if !e.AppliedBy(t.Manager, string(t.Subresource)) {
 				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", ownership.ConditionPath(condType), e))
+				beforeFirstApplyAlone = beforeFirstApplyAlone && e.BeforeFirstApply()
 			}
 		}
 	}
 	sort.Strings(foreign)
-	return foreign
+	return foreign, beforeFirstApplyAlone
 }
 
 // releasedConditions returns the types of the status conditions the
