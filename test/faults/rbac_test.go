@@ -32,22 +32,29 @@ func statusWriterRole(ns string) *rbacv1.Role {
 	}
 }
 
+// newStatusWriter is a writer authenticated as user, bound in ns to
+// statusWriterRole alone.
+func newStatusWriter(ctx context.Context, ns, user string) *writer {
+	GinkgoHelper()
+	role := statusWriterRole(ns)
+	Expect(env.Client.Create(ctx, role)).To(Succeed())
+	Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "widget-status-writer", Namespace: ns},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
+	})).To(Succeed())
+	authn, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: user}, nil)
+	Expect(err).NotTo(HaveOccurred())
+	return newWriter(authn.Config())
+}
+
 var _ = Describe("a status writer with least privilege", func() {
 	const user = "status-writer"
 
 	It("does all its work through statusapply with patch on widgets/status and get on widgets, and nothing else works", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
 		other := suite.Namespace(ctx, env)
-		role := statusWriterRole(ns)
-		Expect(env.Client.Create(ctx, role)).To(Succeed())
-		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "widget-status-writer", Namespace: ns},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		})).To(Succeed())
-		authn, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: user}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		w := newWriter(authn.Config())
+		w := newStatusWriter(ctx, ns, user)
 
 		obj := createWidget(ctx, ns, "w1")
 		elsewhere := createWidget(ctx, other, "w1")

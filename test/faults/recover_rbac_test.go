@@ -8,10 +8,8 @@ import (
 	"github.com/go-logr/logr/funcr"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
@@ -31,16 +29,7 @@ var _ = Describe("a least-privilege status writer whose managedFields were lost"
 
 	It("writes as before when it may not patch the object, and logs that it could not take its fields back", func(ctx context.Context) {
 		ns := suite.Namespace(ctx, env)
-		role := statusWriterRole(ns)
-		Expect(env.Client.Create(ctx, role)).To(Succeed())
-		Expect(env.Client.Create(ctx, &rbacv1.RoleBinding{
-			ObjectMeta: metav1.ObjectMeta{Name: "widget-status-writer", Namespace: ns},
-			Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: role.Name},
-		})).To(Succeed())
-		authn, err := env.Environment().ControlPlane.AddUser(envtest.User{Name: user}, nil)
-		Expect(err).NotTo(HaveOccurred())
-		w := newWriter(authn.Config())
+		w := newStatusWriter(ctx, ns, user)
 		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
 		Eventually(func(ctx context.Context) error {
 			return w.client.Get(ctx, key, &v1alpha1.Widget{})
