@@ -308,18 +308,8 @@ func (r *applyRun) recoverConflict(ctx context.Context, obs client.Object, sendE
 	if ownership.HasManagedFields(fresh) {
 		return true, true, nil // before-first-apply, or a change since: built again on it
 	}
-	seeded, err := r.seed(ctx, fresh)
-	switch {
-	case err == nil:
-		r.res.Object = seeded
-		return true, true, nil
-	case apierrors.IsConflict(err) && ended(ctx) == nil:
-		// Written in between: read again, and meet the next conflict anew.
-		r.conflictRecovered = false
-		again, err = r.staleRetry(ctx, fresh, err, true)
-		return again, true, err
-	}
-	return false, true, err
+	again, err = r.seedThenRebuild(ctx, fresh, &r.conflictRecovered)
+	return again, true, err
 }
 
 // seedsRemoval reports whether a removal on obs, read from the API server
@@ -343,15 +333,22 @@ func (r *applyRun) seedRemoval(ctx context.Context, st *ownedState, obs client.O
 	if !r.seedsRemoval(st, obs) {
 		return false, refusal
 	}
-	r.removalSeeded = true
+	return r.seedThenRebuild(ctx, obs, &r.removalSeeded)
+}
+
+// seedThenRebuild has the attribution stored on obs (seed) and asks for a
+// rebuild on the object it left. once is the run's flag that lets a recovery
+// seed once per Apply: a write in between clears it, reads the object again
+// and retries within the guard backoff, to meet the conflict or removal anew.
+func (r *applyRun) seedThenRebuild(ctx context.Context, obs client.Object, once *bool) (again bool, err error) {
+	*once = true
 	seeded, err := r.seed(ctx, obs)
 	switch {
 	case err == nil:
 		r.res.Object = seeded
 		return true, nil
 	case apierrors.IsConflict(err) && ended(ctx) == nil:
-		// Written in between: read again, and meet the removal anew.
-		r.removalSeeded = false
+		*once = false
 		return r.staleRetry(ctx, obs, err, true)
 	}
 	return false, err
