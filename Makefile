@@ -156,6 +156,12 @@ mutate: ## Mutation testing (gremlins) of the unit tests of MUTATE_PKGS; not par
 bench: envtest ## Run the benchmarks against envtest and write docs/benchmarks.md.
 	cd bench && BENCH=1 BENCH_COMMAND='make bench' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 60m .
 
+FUNCCOUNT_FLAGS ?=
+
+.PHONY: funccount
+funccount: ## The library functions and files one client-side reconcile enters (docs/benchmarks.md); FUNCCOUNT_FLAGS=-v lists them.
+	$(GO) run ./hack/funccount $(FUNCCOUNT_FLAGS)
+
 .PHONY: bench-quick
 bench-quick: envtest ## A quick subset of the benchmarks; writes only bench/results/.
 	cd bench && BENCH=1 BENCH_QUICK=1 BENCH_COMMAND='make bench-quick' $(GO) test -run '^TestBenchmarks$$' -v -count=1 -timeout 20m .
