@@ -21,7 +21,7 @@ ENVTEST_PKGS = ./test/... ./examples/... ./cmd/internal/clisuite
 TEST_FLAGS ?= -count=1
 FUZZTIME ?= 20s
 # Packages whose unit tests `make mutate` measures, one at a time.
-MUTATE_PKGS ?= ssa batcher conflicts ownership fleet
+MUTATE_PKGS ?= ssa batcher shadow conflicts ownership fleet
 
 .PHONY: help
 help: ## List the targets.

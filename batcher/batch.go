@@ -40,8 +40,9 @@ type Batch struct {
 	applier     *ssa.Applier
 	concurrency int
 	onResult    func(ssa.Target, ssa.Result, error)
-	shadow      *Shadow // shadow mode: Flush compares instead of writing
-	guardAll    bool    // every entry is applied Guarded (WithGuardedEntries)
+	guardAll    bool // every entry is applied Guarded (WithGuardedEntries)
+	// flushFunc, when set, is what Flush does instead of applying (WithFlushFunc).
+	flushFunc func(context.Context, *Batch) error
 
 	// scratch holds *[]byte buffers that pack compresses into.
 	scratch sync.Pool
@@ -230,10 +231,20 @@ func WithConcurrency(n int) Option {
 // WithResultHook calls fn after every entry a Flush processes, with what the
 // apply did (sent or skipped, fields yielded or taken) or its error. fn is
 // called from Flush's goroutines and must be safe for concurrent use. In
-// shadow mode (WithShadow) nothing is applied and fn is not called.
+// shadow mode (package shadow) nothing is applied and fn is not called.
 func WithResultHook(fn func(ssa.Target, ssa.Result, error)) Option {
 	return func(b *Batch) { b.onResult = fn }
 }
+
+// WithFlushFunc makes Flush, and so FlushInto, call fn instead of applying the
+// entries; fn usually hands them to Consume. Package shadow's mode is made so.
+// DryRun and Consume are unchanged, and the result hook is not called.
+func WithFlushFunc(fn func(ctx context.Context, b *Batch) error) Option {
+	return func(b *Batch) { b.flushFunc = fn }
+}
+
+// Applier returns the Applier the batch applies through.
+func (b *Batch) Applier() *ssa.Applier { return b.applier }
 
 // WithGuardedEntries applies every entry of the batch as if each of its
 // contributions had passed ssa.Guarded: the apply carries the resourceVersion
@@ -435,9 +446,12 @@ func (b *Batch) FlushInto(ctx context.Context, errp *error) {
 // whose request may have reached the API server before it failed (the context
 // ended, the connection broke) fails with ssa.ErrOutcomeUnknown: it may have
 // been applied, and stays queued like any failed entry. In shadow mode
-// (WithShadow) Flush writes nothing and reports divergence instead.
+// (package shadow, or any WithFlushFunc) Flush does what that says.
 func (b *Batch) Flush(ctx context.Context) error {
-	return b.flush(ctx, nil)
+	if b.flushFunc != nil {
+		return b.flushFunc(ctx, b)
+	}
+	return b.flush(ctx, flushMode{})
 }
 
 // DryRunResult is what one entry would do, as the API server answered a
@@ -464,11 +478,12 @@ func (b *Batch) DryRun(ctx context.Context) ([]DryRunResult, error) {
 		mu      sync.Mutex
 		results []DryRunResult
 	)
-	err := b.flush(ctx, func(t ssa.Target, res ssa.Result, err error) {
+	report := func(t ssa.Target, res ssa.Result, err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		results = append(results, DryRunResult{Target: t, Result: res, Err: err})
-	})
+	}
+	err := b.flush(ctx, flushMode{dryRun: report})
 	order := map[ssa.Target]int{}
 	for i, t := range b.Pending() {
 		order[t] = i
@@ -477,8 +492,44 @@ func (b *Batch) DryRun(ctx context.Context) ([]DryRunResult, error) {
 	return results, err
 }
 
-// flush is Flush, or with dryRun set a dry run that reports each entry to it.
-func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, error)) error {
+// Entry is one queued entry as Consume hands it over.
+type Entry struct {
+	// Target is the entry's.
+	Target ssa.Target
+	// Observed is the batch's observation of the object: the object first
+	// queued, or the last apply's response. It must not be modified.
+	Observed client.Object
+	// Build builds the entry's intent from its contributions, in queue order.
+	Build ssa.Build
+	// Options are the contributions' options combined (guarded or declarative
+	// if any is, the last conflict policy set), guarded too in a batch made
+	// with WithGuardedEntries: what Flush would apply the entry with.
+	Options ssa.ApplyOptions
+}
+
+// Consume hands every queued entry to fn instead of applying it: objects in
+// parallel (see WithConcurrency), one object's entries one after the other in
+// Pending order, each on the batch's observation of its object, which Consume
+// does not change. An entry fn returns nil for is cleared; one it fails stays
+// queued, and the error joins fn's errors. An object whose observation cannot
+// be decoded fails its entries without calling fn. Consume is what a Flush
+// made with WithFlushFunc (package shadow) does with the entries; the result
+// hook is not called and statusapply_pending_entries is not set.
+func (b *Batch) Consume(ctx context.Context, fn func(ctx context.Context, e Entry) error) error {
+	return b.flush(ctx, flushMode{consume: fn})
+}
+
+// flushMode is what a flush does with the entries: apply them (the zero
+// value), dry-run them (Batch.DryRun) or hand them over (Consume).
+type flushMode struct {
+	dryRun  func(ssa.Target, ssa.Result, error)
+	consume func(context.Context, Entry) error
+}
+
+// flush runs each object's share of the queued entries as m says, objects in
+// parallel, then drops the entries it cleared; a flush that applies records
+// the statusapply_pending_entries it left queued.
+func (b *Batch) flush(ctx context.Context, m flushMode) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
 
@@ -496,7 +547,7 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 	var tally batching.PendingTally // settle adds to it under b.mu
 	if len(work) == 1 {
 		// A reconcile's usual Flush: no goroutine to wait for.
-		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, dryRun)
+		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, m)
 	} else {
 		sem := make(chan struct{}, b.concurrency)
 		var wg sync.WaitGroup
@@ -505,21 +556,27 @@ func (b *Batch) flush(ctx context.Context, dryRun func(ssa.Target, ssa.Result, e
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				errs[i] = b.flushShare(ctx, &work[i], len(work), &tally, dryRun)
+				errs[i] = b.flushShare(ctx, &work[i], len(work), &tally, m)
 			}()
 		}
 		wg.Wait()
 	}
-	if dryRun == nil && b.shadow == nil {
+	if m.dryRun == nil && m.consume == nil {
 		b.applier.ForBatches().RecordPending(&tally)
 	}
 	return errors.Join(errs...)
 }
 
-// flushShare flushes w and lets go of it: a large Flush holds only entries in flight.
-func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, dryRun func(ssa.Target, ssa.Result, error)) error {
-	err := b.flushObject(ctx, *w, dryRun)
-	if dryRun == nil {
+// flushShare flushes w as m says and lets go of it: a large Flush holds only
+// entries in flight.
+func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, m flushMode) error {
+	var err error
+	if m.consume != nil {
+		err = b.consumeObject(ctx, *w, m.consume)
+	} else {
+		err = b.flushObject(ctx, *w, m.dryRun)
+	}
+	if m.dryRun == nil {
 		if n > 1 { // a reconcile's one object keeps its response as it came
 			b.pack(w.object, n >= packDictObjects)
 		}
@@ -606,9 +663,6 @@ func (w *flushWork) release() {
 
 // flushObject sends one object's entries in order and records each result.
 func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
-	if dryRun == nil && b.shadow != nil {
-		return b.shadowObject(ctx, w)
-	}
 	var errs []error
 	observed := b.observed(w.object)
 	first, err := observed.get()
@@ -676,8 +730,8 @@ func (b *Batch) undecodable(w flushWork, err error) error {
 	return errors.Join(errs...)
 }
 
-// shadowObject dry-runs w's entries against the live object (see WithShadow).
-func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
+// consumeObject hands w's entries to fn, each on the batch's observation.
+func (b *Batch) consumeObject(ctx context.Context, w flushWork, fn func(context.Context, Entry) error) error {
 	observed := b.observed(w.object)
 	obs, err := observed.get()
 	if err != nil {
@@ -686,11 +740,9 @@ func (b *Batch) shadowObject(ctx context.Context, w flushWork) error {
 	var errs []error
 	for _, ew := range w.entries {
 		t := &ew.entry.target
-		opts := applyOptions(ew.contribs)
-		opts.Guarded = true
-		x := batching.Extras{DryRun: true, AsOwner: true}
-		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, b.entryBuild(t, ew.contribs, ew.acType), x, &opts)
-		if err := b.shadowEntry(ctx, *t, res, err); err != nil {
+		e := Entry{Target: *t, Observed: obs, Build: b.entryBuild(t, ew.contribs, ew.acType), Options: applyOptions(ew.contribs)}
+		e.Options.Guarded = e.Options.Guarded || b.guardAll
+		if err := fn(ctx, e); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -52,6 +52,10 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, c contribution, invalid error) error {
 	if len(opts) > 0 {
 		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
+		if invalid == nil && (c.opts.DryRun || c.opts.AsOwner) {
+			invalid = fmt.Errorf("%w: ssa.DryRun and ssa.DryRunAsOwner are options of Applier.Apply, "+
+				"not of a batch's contributions (Batch.DryRun dry-runs a batch)", ssa.ErrInvalidInput)
+		}
 	}
 	if invalid == nil {
 		if queued, err := b.addToLast(obj, sub, manager, &c); queued || err != nil {

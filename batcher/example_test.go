@@ -104,34 +104,7 @@ func ExampleBatch_FlushInto() {
 	// Output: <nil> Ready ReplicasReady
 }
 
-// A team moving a status function from merge patches to statusapply runs the
-// new writer in shadow mode beside the legacy one: its batch writes nothing
-// and reports where it would write something else. Once the divergence has
-// stayed at zero, shadow is turned off and the new writer writes.
-func ExampleWithShadow() {
-	var (
-		ctx     = context.Background()
-		applier *ssa.Applier     // the process's Applier
-		w       *v1alpha1.Widget // as the reconcile observed it
-		shadow  = true           // a flag, flipped once divergence stays at zero
-	)
-	var opts []batcher.Option
-	if shadow {
-		opts = append(opts, batcher.WithShadow(batcher.Shadow{
-			OnDivergence: func(_ context.Context, d batcher.Divergence) {
-				fmt.Println(d.Target, "would change", d)
-			},
-		}))
-	}
-	b := batcher.New(applier, opts...)
-	_ = batcher.Status(b, w, "widgets-readiness", setReady)
-	// In shadow mode: one dry run, compared with the live object, and nothing
-	// written; the divergence is also logged and counted in
-	// statusapply_shadow_divergences_total.
-	_ = b.Flush(ctx)
-}
-
-// Compare is the comparison shadow mode makes between the live object and a
+// Compare is the comparison package shadow makes between the live object and a
 // dry run's answer: only what the apply changes, on its subresource, with a
 // condition's lastTransitionTime and system metadata left out.
 func ExampleCompare() {

@@ -264,3 +264,41 @@ func TestRemoveConditionWithoutTypeIsRefusedWhenQueued(t *testing.T) {
 		t.Fatalf("pending %v, want nothing queued", p)
 	}
 }
+
+// A dry-run option of Applier.Apply is refused by every way of queueing a
+// contribution, naming the target, and queues nothing: a Flush would
+// otherwise clear an entry it never wrote.
+func TestDryRunOptionsAreRefusedWhenQueued(t *testing.T) {
+	a, c, _ := countingFixture(t, "w")
+	valid := func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+		ac.WithStatus(acv1alpha1.WidgetStatus().WithPhase("On"))
+		return nil
+	}
+	for _, opt := range []ssa.ApplyOption{ssa.DryRun, ssa.DryRunAsOwner} {
+		for name, queue := range map[string]func(b *batcher.Batch, w *v1alpha1.Widget) error{
+			"Status": func(b *batcher.Batch, w *v1alpha1.Widget) error { return batcher.Status(b, w, "m", valid, opt) },
+			"EditStatus": func(b *batcher.Batch, w *v1alpha1.Widget) error {
+				return batcher.EditStatus(b, w, "m", func(*v1alpha1.Widget) error { return nil }, opt)
+			},
+			"RemoveCondition": func(b *batcher.Batch, w *v1alpha1.Widget) error {
+				return batcher.RemoveCondition(b, w, "m", "Ready", opt)
+			},
+			"after a valid contribution": func(b *batcher.Batch, w *v1alpha1.Widget) error {
+				if err := batcher.Status(b, w, "m", valid); err != nil {
+					t.Fatal(err)
+				}
+				return batcher.Status(b, w, "m", valid, opt)
+			},
+		} {
+			b := batcher.New(a)
+			err := queue(b, widget(t, c, "w"))
+			if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "ssa.DryRun") ||
+				!strings.Contains(err.Error(), `ns/w as "m"`) {
+				t.Fatalf("%s with %v: %v, want ErrInvalidInput naming the target", name, opt, err)
+			}
+			if p := b.Pending(); len(p) > 1 || len(p) == 1 && name != "after a valid contribution" {
+				t.Fatalf("%s with %v: pending %v, want the refused contribution not queued", name, opt, p)
+			}
+		}
+	}
+}

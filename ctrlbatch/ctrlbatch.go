@@ -54,7 +54,7 @@ type config struct {
 }
 
 // WithBatchOptions passes opts to batcher.New for every reconcile's batch
-// (concurrency, result hook, shadow mode). With batcher.WithShadow every
+// (concurrency, result hook, shadow mode). With a shadow.Mode's Option every
 // reconcile's batch is compared with the live object instead of written: its
 // divergence is reported and never requeues the reconcile, while an entry
 // that could not be compared returns its error as any Flush error does.

@@ -71,6 +71,7 @@ var knownImports = map[string]string{
 	"schemas":            "github.com/statusapply/statusapply/schemas",
 	"crdschema":          "github.com/statusapply/statusapply/schemas/crdschema",
 	"ctrlbatch":          "github.com/statusapply/statusapply/ctrlbatch",
+	"shadow":             "github.com/statusapply/statusapply/shadow",
 	"conditions":         "github.com/statusapply/statusapply/conditions",
 	"v1alpha1":           "github.com/statusapply/statusapply/api/v1alpha1",
 	"applyconfiguration": "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration",

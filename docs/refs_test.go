@@ -734,7 +734,7 @@ func fuzzTable(text string) (map[string]int, error) {
 // fails here rather than passing silently.
 func TestCodeReferencesBite(t *testing.T) {
 	ix := loadIndex(t, moduleRoot(t))
-	md := "| `ctrlbatch.Wrap` | `ctrlbatch.NoSuchWrap` | `batcher.Shadow.OnDivergence` | `batcher.Shadow.NoField` |\n" +
+	md := "| `ctrlbatch.Wrap` | `ctrlbatch.NoSuchWrap` | `shadow.Options.OnDivergence` | `shadow.Options.NoField` |\n" +
 		"| `ssa/owned.go` `valuesMatch`, `noSuchFunc` | `ssa/nosuchfile.go` | `ssa/` | `nosuchdir/` |\n" +
 		"\n" +
 		"Prose: `FuzzReadMeta`, `FuzzNoSuchTarget`, `TestNoSuchTest`, `conditions.Status(b, obj, m, c)`,\n" +
@@ -743,7 +743,7 @@ func TestCodeReferencesBite(t *testing.T) {
 		"\n" +
 		"```go\nctrlbatch.InACodeBlock()\n```\n"
 	want := []string{
-		"ctrlbatch.NoSuchWrap", "batcher.Shadow.NoField", "noSuchFunc", "ssa/nosuchfile.go", "nosuchdir/",
+		"ctrlbatch.NoSuchWrap", "shadow.Options.NoField", "noSuchFunc", "ssa/nosuchfile.go", "nosuchdir/",
 		"FuzzNoSuchTarget", "TestNoSuchTest", "noSuchHelper", "Batch.NoSuchMethod", "./test/nosuchsuite",
 		"config/crd/*.nosuch",
 	}
@@ -760,7 +760,7 @@ func TestCodeReferencesBite(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("stale references found:\n\t%q\nwant\n\t%q", got, want)
 	}
-	for _, ok := range []string{"ctrlbatch.Wrap", "batcher.Shadow.OnDivergence", "valuesMatch", "ssa/", "FuzzReadMeta",
+	for _, ok := range []string{"ctrlbatch.Wrap", "shadow.Options.OnDivergence", "valuesMatch", "ssa/", "FuzzReadMeta",
 		"conditions.Status", "diff", "config/crd/*.yaml"} {
 		if !slices.Contains(passed, ok) {
 			t.Errorf("%s was not checked and found: checked and found %q", ok, passed)
@@ -826,8 +826,8 @@ func (ix *repoIndex) checkComments(fset *token.FileSet, f *ast.File) []problem {
 func TestDocCommentReferencesBite(t *testing.T) {
 	ix := loadIndex(t, moduleRoot(t))
 	src := "package x\n\n" +
-		"// Run calls ctrlbatch.Wrap and batcher.Shadow.OnDivergence, not ctrlbatch.NoSuchWrap\n" +
-		"// or batcher.Shadow.NoField; .status.conditions, --from-file, example.com/x and\n" +
+		"// Run calls ctrlbatch.Wrap and shadow.Options.OnDivergence, not ctrlbatch.NoSuchWrap\n" +
+		"// or shadow.Options.NoField; .status.conditions, --from-file, example.com/x and\n" +
 		"// main.go are not references.\n" +
 		"func Run() {} // Batch.NoSuchMethod\n"
 	fset := token.NewFileSet()
@@ -843,10 +843,10 @@ func TestDocCommentReferencesBite(t *testing.T) {
 			found = append(found, p.ref)
 		}
 	}
-	if want := []string{"3:ctrlbatch.NoSuchWrap", "4:batcher.Shadow.NoField", "6:Batch.NoSuchMethod"}; !slices.Equal(stale, want) {
+	if want := []string{"3:ctrlbatch.NoSuchWrap", "4:shadow.Options.NoField", "6:Batch.NoSuchMethod"}; !slices.Equal(stale, want) {
 		t.Errorf("stale references found: %q, want %q", stale, want)
 	}
-	if want := []string{"ctrlbatch.Wrap", "batcher.Shadow.OnDivergence"}; !slices.Equal(found, want) {
+	if want := []string{"ctrlbatch.Wrap", "shadow.Options.OnDivergence"}; !slices.Equal(found, want) {
 		t.Errorf("references checked and found: %q, want %q", found, want)
 	}
 }

@@ -62,7 +62,7 @@ type Result struct {
 	Attempts int
 	// Yielded are the contested fields a Yield policy left out of the apply.
 	Yielded []conflicts.Conflict
-	// Taken are the contested fields a TakeDeclared policy or a shadow-mode dry run forced.
+	// Taken are the contested fields a TakeDeclared policy or a DryRunAsOwner dry run forced.
 	Taken []conflicts.Conflict
 }
 
@@ -169,11 +169,6 @@ func (f forBatches) WithTyped(b Build, typed *batching.TypedBuild) Build {
 // RecordPending sets statusapply_pending_entries from what a Flush left queued.
 func (f forBatches) RecordPending(p *batching.PendingTally) { f.a.metrics.recordPending(p) }
 
-// RecordShadow counts one compared shadow-mode entry and its divergences.
-func (f forBatches) RecordShadow(t Target, outcome batching.ShadowOutcome, diverged []batching.DivergenceLabels) {
-	f.a.metrics.recordShadow(t, outcome, diverged)
-}
-
 func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) (Result, error) {
 	run := a.newRun(ctx, t, observed, b, x, opts)
 	if err := run.check(); err != nil {
@@ -228,8 +223,10 @@ type applyRun struct {
 func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
 	r := &applyRun{x: x}
 	r.opts.ApplyOptions(opts)
+	r.x.DryRun = r.x.DryRun || r.opts.DryRun
+	r.x.AsOwner = r.x.AsOwner || r.opts.AsOwner
 	policy := a.policy(t.Manager, &r.opts)
-	if x.AsOwner {
+	if r.x.AsOwner {
 		// Conflicts are forced in resolve; a yielding policy would leave
 		// contested fields out before the request.
 		policy = conflicts.Fail()

@@ -26,6 +26,11 @@ type ApplyOptions struct {
 	// RemovedConditions are the status condition types the apply removes
 	// (see RemovingConditions).
 	RemovedConditions []string
+	// DryRun sends the apply as a server-side dry run (see DryRun).
+	DryRun bool
+	// AsOwner, with DryRun, forces the conflicts the dry run meets (see
+	// DryRunAsOwner); Apply refuses it without DryRun.
+	AsOwner bool
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -50,6 +55,8 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 		target.Policy = o.Policy
 	}
 	removedConditions(o.RemovedConditions).ApplyToApply(target)
+	target.DryRun = target.DryRun || o.DryRun
+	target.AsOwner = target.AsOwner || o.AsOwner
 }
 
 // Mode says what an apply intent starts from. A Mode is an ApplyOption.
@@ -96,4 +103,30 @@ type conflictPolicy struct{ p conflicts.Policy }
 func (c conflictPolicy) ApplyToApply(o *ApplyOptions) {
 	p := c.p
 	o.Policy = &p
+}
+
+// Dry is the type of DryRun and DryRunAsOwner.
+type Dry int
+
+const (
+	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
+	// server merges and checks it and answers with the object it would store,
+	// but stores nothing. The Applier remembers nothing from it and takes
+	// nothing back from before-first-apply, and it counts in no metric but
+	// apply latency and reads. batcher.Batch.DryRun dry-runs a whole batch;
+	// a batch's contributions refuse it.
+	DryRun Dry = iota + 1
+	// DryRunAsOwner is a DryRun that asks what the intent would make of the
+	// object if the manager owned every field it states: a dry run meeting a
+	// field-manager conflict is sent again, still dry, with ForceOwnership,
+	// whatever the conflict policy, and Result.Taken lists the contested
+	// fields (package shadow compares such answers). A write is never forced
+	// this way: statusapply forces one only for TakeDeclared's fields.
+	DryRunAsOwner
+)
+
+// ApplyToApply sets DryRun, and AsOwner for DryRunAsOwner.
+func (d Dry) ApplyToApply(o *ApplyOptions) {
+	o.DryRun = d == DryRun || d == DryRunAsOwner
+	o.AsOwner = d == DryRunAsOwner
 }

@@ -28,11 +28,17 @@ func TestApplyOptions(t *testing.T) {
 		{"merged sets keep what is set", []ApplyOption{
 			&ApplyOptions{Guarded: true, Policy: &yield}, &ApplyOptions{Mode: Declarative}, &ApplyOptions{},
 		}, ApplyOptions{Mode: Declarative, Guarded: true, Policy: &yield}},
+		{"dry run", []ApplyOption{DryRun}, ApplyOptions{DryRun: true}},
+		{"dry run as owner", []ApplyOption{DryRunAsOwner}, ApplyOptions{DryRun: true, AsOwner: true}},
+		{"the last dry run wins", []ApplyOption{DryRunAsOwner, DryRun}, ApplyOptions{DryRun: true}},
+		{"a merged dry run as owner survives a set without one", []ApplyOption{
+			&ApplyOptions{DryRun: true, AsOwner: true}, &ApplyOptions{Guarded: true},
+		}, ApplyOptions{Guarded: true, DryRun: true, AsOwner: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			got := (&ApplyOptions{}).ApplyOptions(tc.opts)
-			if got.Mode != tc.want.Mode || got.Guarded != tc.want.Guarded {
+			if got.Mode != tc.want.Mode || got.Guarded != tc.want.Guarded || got.DryRun != tc.want.DryRun || got.AsOwner != tc.want.AsOwner {
 				t.Errorf("got %+v, want %+v", *got, tc.want)
 			}
 			switch {

@@ -25,9 +25,6 @@ type metrics struct {
 	recoveries *prometheus.CounterVec
 	latency    *prometheus.HistogramVec
 	pending    *prometheus.GaugeVec
-	// Shadow mode: entries compared by outcome, and what diverged.
-	shadowEntries     *prometheus.CounterVec
-	shadowDivergences *prometheus.CounterVec
 
 	// targets caches series per (manager, group, kind), as With hashes labels
 	// on every call; the map is replaced, never modified, so reads take no lock.
@@ -43,10 +40,8 @@ const (
 )
 
 var (
-	objectLabels     = []string{"manager", "group", "kind"}
-	conflictLabels   = []string{"manager", "group", "kind", "class"}
-	shadowLabels     = []string{"manager", "group", "kind", "outcome"}
-	divergenceLabels = []string{"manager", "group", "kind", "condition_type", "field", "change"}
+	objectLabels   = []string{"manager", "group", "kind"}
+	conflictLabels = []string{"manager", "group", "kind", "class"}
 )
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
@@ -67,10 +62,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "statusapply_pending_entries",
 			Help: "Entries the last Flush that wrote for a manager and kind left queued (failed or held back).",
 		}, objectLabels),
-		shadowEntries: counter("statusapply_shadow_entries_total",
-			"Shadow-mode entries compared with the live object by a dry run, by outcome: agreed, diverged or failed.", shadowLabels),
-		shadowDivergences: counter("statusapply_shadow_divergences_total",
-			"Conditions and fields shadow-mode entries would change on the live object, once per compared entry and label set.", divergenceLabels),
 	}
 	if reg == nil {
 		return m, nil
@@ -84,8 +75,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	register(reg, &m.recoveries, &err)
 	register(reg, &m.latency, &err)
 	register(reg, &m.pending, &err)
-	register(reg, &m.shadowEntries, &err)
-	register(reg, &m.shadowDivergences, &err)
 	if err != nil {
 		return nil, err
 	}
@@ -199,15 +188,4 @@ func (m *metrics) recordPending(p *batching.PendingTally) {
 	p.Each(func(s batching.Series, left int) {
 		m.ofKey([3]string{s.Manager, s.Group, s.Kind}).pending.get().Set(float64(left))
 	})
-}
-
-// recordShadow counts one compared shadow-mode entry of t, and each of its
-// divergences (each label set once).
-func (m *metrics) recordShadow(t Target, outcome batching.ShadowOutcome, diverged []batching.DivergenceLabels) {
-	m.shadowEntries.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
-		"outcome": string(outcome)}).Inc()
-	for _, d := range diverged {
-		m.shadowDivergences.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind,
-			"condition_type": d.ConditionType, "field": d.Field, "change": d.Change}).Inc()
-	}
 }

@@ -229,7 +229,7 @@ func TestAsOwnerOnlyForDryRuns(t *testing.T) {
 	build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
 		return unstructured.SetNestedField(intent.Object, "Running", "status", "phase")
 	}}
-	_, err := a.ForBatches().Apply(context.Background(), target, obj, build, batching.Extras{AsOwner: true})
+	_, err := a.Apply(context.Background(), target, obj, build, &ssa.ApplyOptions{AsOwner: true})
 	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "AsOwner") {
 		t.Fatalf("AsOwner without DryRun: %v", err)
 	}

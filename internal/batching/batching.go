@@ -1,7 +1,7 @@
 // Package batching holds what package batcher passes to and records through
 // an ssa.Applier beyond the Applier's public API: the typed build of an
-// entry, the flags of dry runs, shadow comparisons and deferred decoding,
-// and the Flush-level metrics' inputs.
+// entry, the flags of dry runs and deferred decoding, and the Flush-level
+// metrics' inputs.
 package batching
 
 import (
@@ -118,27 +118,4 @@ func (p *PendingTally) Each(fn func(s Series, left int)) {
 	for _, c := range p.more {
 		fn(c.series, c.left)
 	}
-}
-
-// ShadowOutcome is what comparing one shadow-mode entry came to.
-type ShadowOutcome string
-
-// The outcomes of comparing a shadow-mode entry.
-const (
-	ShadowAgreed   ShadowOutcome = "agreed"
-	ShadowDiverged ShadowOutcome = "diverged"
-	ShadowFailed   ShadowOutcome = "failed"
-)
-
-// DivergenceLabels are the labels of one divergence in
-// statusapply_shadow_divergences_total besides manager, group and kind. Values
-// come from the schema or condition types, never field values, so the series
-// stay bounded. For a condition, ConditionType is its type and Field is "" when
-// the whole condition would be added or removed, else one differing field
-// ("status", "reason", ...). For any other field, ConditionType is "" and Field
-// is its path cut after the second field name and before any list key or value
-// (".status.phase", ".metadata.labels"). Change is "added", "removed" or
-// "changed".
-type DivergenceLabels struct {
-	ConditionType, Field, Change string
 }

@@ -8,6 +8,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,6 +17,7 @@ import (
 	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/apiserver"
+	shadowmode "github.com/statusapply/statusapply/shadow"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/widgets"
 )
@@ -233,12 +235,14 @@ func shadow(ctx context.Context, p *prepared, in intent) outcome {
 		mu  sync.Mutex
 		got []batcher.Divergence
 	)
-	b := batcher.New(p.applier, batcher.WithShadow(batcher.Shadow{OnDivergence: func(_ context.Context, d batcher.Divergence) {
+	mode, err := shadowmode.New(shadowmode.Options{OnDivergence: func(_ context.Context, d batcher.Divergence) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, d)
-	}}))
-	err := queue(b, typedMutator, p.observed.DeepCopy(), in)
+	}, Registerer: prometheus.NewRegistry()})
+	Expect(err).NotTo(HaveOccurred())
+	b := batcher.New(p.applier, mode.Option())
+	err = queue(b, typedMutator, p.observed.DeepCopy(), in)
 	if err == nil {
 		err = b.Flush(ctx)
 	}
@@ -306,7 +310,7 @@ func withDivergence(live *v1alpha1.Widget, d batcher.Divergence) *v1alpha1.Widge
 }
 
 // policyIsNotFail: shadow mode sends a dry run as the owner of its fields
-// whatever the policy (batching.Extras.AsOwner) and lists what it would take
+// whatever the policy (ssa.DryRunAsOwner) and lists what it would take
 // as contested; a real apply under another policy yields or takes instead.
 func policyIsNotFail(s scenario) string {
 	var o ssa.ApplyOptions

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlreconcile "sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -26,6 +27,7 @@ import (
 	"github.com/statusapply/statusapply/ctrlbatch"
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/internal/metricstest"
+	"github.com/statusapply/statusapply/shadow"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 	"github.com/statusapply/statusapply/test/widgets"
@@ -176,7 +178,9 @@ var _ = Describe("shadow mode", func() {
 	})
 
 	shadowBatch := func() *batcher.Batch {
-		return batcher.New(applier, batcher.WithShadow(batcher.Shadow{OnDivergence: reports.onDivergence, Events: true}))
+		mode, err := shadow.New(shadow.Options{OnDivergence: reports.onDivergence, Recorder: recorder, Registerer: reg})
+		Expect(err).NotTo(HaveOccurred())
+		return batcher.New(applier, mode.Option())
 	}
 	shadowTarget := func(key client.ObjectKey) ssa.Target {
 		return ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: key.Namespace, Name: key.Name,
@@ -282,7 +286,7 @@ var _ = Describe("shadow mode", func() {
 		}))
 		Expect(counterSeries(reg, "statusapply_shadow_entries_total")).To(Equal(map[string]float64{"outcome=diverged": 1}))
 		Expect(counterSeries(reg, "statusapply_conflicts_total")).To(BeEmpty(), "a dry run's conflict is not counted as one")
-		Expect(recorder.reasons).To(Equal([]string{batcher.ReasonShadowDivergence}))
+		Expect(recorder.reasons).To(Equal([]string{shadow.ReasonDivergence}))
 		Expect(recorder.notes[0]).To(ContainSubstring(`condition Ready: reason "Up" -> "ReplicasReady"`))
 
 		after := getWidget(ctx, key)
@@ -503,6 +507,36 @@ var _ = Describe("shadow mode", func() {
 		Expect(widgets.Conditions(after)).To(Equal(widgets.CS("Healthy", "True")))
 	})
 
+	It("ssa.DryRunAsOwner, which shadow mode sends, answers as the owner of the contested fields and stores nothing; ssa.DryRun meets the conflict", func(ctx context.Context) {
+		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
+		Expect(legacyStatus(ctx, key, "Running")).To(Succeed())
+		before := getWidget(ctx, key)
+		build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
+			return unstructured.SetNestedField(intent.Object, "Done", "status", "phase")
+		}}
+
+		requests.Reset()
+		res, err := applier.Apply(ctx, shadowTarget(key), before, build, ssa.DryRunAsOwner, ssa.OnConflict(conflicts.Yield()))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(apiRequests(requests)).To(Equal(map[string]int{"apply": 2}), "a dry run refused on the legacy field, then one forced")
+		Expect(res.Sent).To(BeTrue())
+		Expect(res.Taken).To(HaveLen(1), "the yielding policy is not consulted")
+		Expect(res.Taken[0].Manager).To(Equal(legacyManager))
+		Expect(res.Taken[0].Path.String()).To(Equal(".status.phase"))
+		Expect(res.Object.(*v1alpha1.Widget).Status.Phase).To(Equal("Done"), "the answer as the owner")
+		after := getWidget(ctx, key)
+		Expect(after.Status.Phase).To(Equal("Running"))
+		Expect(after.ResourceVersion).To(Equal(before.ResourceVersion))
+		Expect(managedFieldsJSON(after)).To(Equal(managedFieldsJSON(before)))
+		Expect(counterSeries(reg, "statusapply_applies_total")).To(BeEmpty(), "a dry run is not counted as an apply")
+
+		By("control: ssa.DryRun alone meets the legacy writer's conflict")
+		_, err = applier.Apply(ctx, shadowTarget(key), before, build, ssa.DryRun)
+		var cerr *conflicts.Error
+		Expect(errors.As(err, &cerr)).To(BeTrue(), "%v", err)
+		Expect(getWidget(ctx, key).ResourceVersion).To(Equal(before.ResourceVersion))
+	})
+
 	It("runs under ctrlbatch.Wrap: the reconcile's batch compares and writes nothing", func(ctx context.Context) {
 		ctx = reports.into(ctx)
 		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
@@ -518,8 +552,9 @@ var _ = Describe("shadow mode", func() {
 			return ctrlreconcile.Result{}, batcher.Status(ctrlbatch.FromContext(ctx), w, shadowManager,
 				shadowWriter("Running", condition("Ready", "Up", "replicas ready"), condition("Healthy", "Probed", "probes pass")))
 		})
-		wrapped := ctrlbatch.Wrap(applier, r, ctrlbatch.WithBatchOptions(
-			batcher.WithShadow(batcher.Shadow{OnDivergence: reports.onDivergence})))
+		mode, err := shadow.New(shadow.Options{OnDivergence: reports.onDivergence, Registerer: reg})
+		Expect(err).NotTo(HaveOccurred())
+		wrapped := ctrlbatch.Wrap(applier, r, ctrlbatch.WithBatchOptions(mode.Option()))
 		res, err := wrapped.Reconcile(ctx, ctrlreconcile.Request{NamespacedName: key})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(res).To(Equal(ctrlreconcile.Result{}), "divergence does not requeue")

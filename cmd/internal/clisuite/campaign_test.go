@@ -12,6 +12,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -23,6 +24,7 @@ import (
 	"github.com/statusapply/statusapply/internal/apiserver"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/schemas/crdschema"
+	shadowmode "github.com/statusapply/statusapply/shadow"
 	"github.com/statusapply/statusapply/ssa"
 	"github.com/statusapply/statusapply/test/suite"
 )
@@ -240,11 +242,13 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 			mu          sync.Mutex
 			divergences []batcher.Divergence
 		)
-		shadow := batcher.WithShadow(batcher.Shadow{OnDivergence: func(_ context.Context, d batcher.Divergence) {
+		mode, err := shadowmode.New(shadowmode.Options{OnDivergence: func(_ context.Context, d batcher.Divergence) {
 			mu.Lock()
 			defer mu.Unlock()
 			divergences = append(divergences, d)
-		}})
+		}, Registerer: prometheus.NewRegistry()})
+		Expect(err).NotTo(HaveOccurred())
+		shadow := mode.Option()
 		for _, name := range names {
 			Expect(readiness.reconcile(ctx, ns, name, world, shadow)).To(Succeed())
 			Expect(network.reconcile(ctx, ns, name, world, shadow)).To(Succeed())
@@ -283,7 +287,7 @@ var _ = Describe("the migration campaign on a kind without apply configurations"
 
 		By("a changed value conflicts with the legacy owner")
 		world.set("m3", "Ready", metav1.ConditionFalse)
-		err := readiness.reconcile(ctx, ns, "m3", world)
+		err = readiness.reconcile(ctx, ns, "m3", world)
 		Expect(err).To(MatchError(And(ContainSubstring(machineReadiness), ContainSubstring(machineLegacy))))
 		Expect(machineConditions(ctx, ns, "m3")).To(HaveKeyWithValue("Ready", "True"), "the conflict wrote nothing")
 		return readiness, network

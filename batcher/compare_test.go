@@ -1,7 +1,6 @@
 package batcher
 
 import (
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"testing"
 
@@ -17,13 +16,12 @@ import (
 )
 
 // compareCase is a live Widget, what an apply made of it, and what Compare
-// must find, as the strings people read and the metric labels.
+// must find, as the strings people read.
 type compareCase struct {
 	sub        ssa.Subresource
 	edit       func(w *v1alpha1.Widget)
 	conditions []string
 	fields     []string
-	labels     []batching.DivergenceLabels
 }
 
 func TestCompare(t *testing.T) {
@@ -60,53 +58,38 @@ func TestCompare(t *testing.T) {
 			w.Status.Conditions[0], w.Status.Conditions[1] = w.Status.Conditions[1], w.Status.Conditions[0]
 		}},
 		"a condition's reason": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions[0].Reason = "Degraded" },
-			conditions: []string{`condition Ready: reason "Up" -> "Degraded"`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Ready", Field: "reason", Change: "changed"}}},
+			conditions: []string{`condition Ready: reason "Up" -> "Degraded"`}},
 		"a condition's status, reason and message, and its lastTransitionTime": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions[1] = cond("Synced", "False", "Stuck")
 			w.Status.Conditions[1].LastTransitionTime = metav1.Unix(1800000000, 0)
 		},
-			conditions: []string{`condition Synced: message "Done" -> "Stuck", reason "Done" -> "Stuck", status "True" -> "False"`},
-			labels: []batching.DivergenceLabels{
-				{ConditionType: "Synced", Field: "message", Change: "changed"},
-				{ConditionType: "Synced", Field: "reason", Change: "changed"},
-				{ConditionType: "Synced", Field: "status", Change: "changed"},
-			}},
+			conditions: []string{`condition Synced: message "Done" -> "Stuck", reason "Done" -> "Stuck", status "True" -> "False"`}},
 		"a condition's observedGeneration": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions[0].ObservedGeneration = 2 },
-			conditions: []string{`condition Ready: observedGeneration 1 -> 2`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Ready", Field: "observedGeneration", Change: "changed"}}},
+			conditions: []string{`condition Ready: observedGeneration 1 -> 2`}},
 		"a condition added": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions = append(w.Status.Conditions, cond("Healthy", "False", "Probing"))
 		},
-			conditions: []string{`condition Healthy: absent -> present (status "False", reason "Probing", message "Probing")`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Healthy", Change: "added"}}},
+			conditions: []string{`condition Healthy: absent -> present (status "False", reason "Probing", message "Probing")`}},
 		"a condition removed": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[:1] },
-			conditions: []string{`condition Synced: present -> absent (was status "True", reason "Done", message "Done")`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Synced", Change: "removed"}}},
+			conditions: []string{`condition Synced: present -> absent (was status "True", reason "Done", message "Done")`}},
 		"the phase": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Phase = "Done" },
-			fields: []string{`.status.phase: "Running" -> "Done"`},
-			labels: []batching.DivergenceLabels{{Field: ".status.phase", Change: "changed"}}},
+			fields: []string{`.status.phase: "Running" -> "Done"`}},
 		"the phase removed": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Phase = "" },
-			fields: []string{`.status.phase: "Running" -> absent`},
-			labels: []batching.DivergenceLabels{{Field: ".status.phase", Change: "removed"}}},
+			fields: []string{`.status.phase: "Running" -> absent`}},
 		"a plan added": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Plan = &v1alpha1.WidgetPlan{ID: "p1", Steps: []string{"a", "b"}}
 		},
-			fields: []string{`.status.plan: absent -> {"id":"p1","steps":["a","b"]}`},
-			labels: []batching.DivergenceLabels{{Field: ".status.plan", Change: "added"}}},
-		"map entries, reported by key, labelled by the map": {sub: status, edit: func(w *v1alpha1.Widget) {
+			fields: []string{`.status.plan: absent -> {"id":"p1","steps":["a","b"]}`}},
+		"map entries, reported by key": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Attributes = map[string]string{"zone": "b", "rack": "1"}
 		},
-			fields: []string{`.status.attributes.rack: absent -> "1"`, `.status.attributes.zone: "a" -> "b"`},
-			labels: []batching.DivergenceLabels{{Field: ".status.attributes", Change: "added"}, {Field: ".status.attributes", Change: "changed"}}},
+			fields: []string{`.status.attributes.rack: absent -> "1"`, `.status.attributes.zone: "a" -> "b"`}},
 		"conditions and fields together": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions[0].Message = "half"
 			w.Status.ReadyReplicas = 3
 		},
 			conditions: []string{`condition Ready: message "Up" -> "half"`},
-			fields:     []string{`.status.readyReplicas: absent -> 3`},
-			labels: []batching.DivergenceLabels{{ConditionType: "Ready", Field: "message", Change: "changed"},
-				{Field: ".status.readyReplicas", Change: "added"}}},
+			fields:     []string{`.status.readyReplicas: absent -> 3`}},
 		"the status subresource ignores spec and labels": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Spec.Replicas = 5
 			w.Labels["app"] = "y"
@@ -118,8 +101,7 @@ func TestCompare(t *testing.T) {
 			w.Status.Conditions = nil
 			w.Generation = 2
 		},
-			fields: []string{`.metadata.labels.app: "x" -> "y"`, `.spec.replicas: 1 -> 5`},
-			labels: []batching.DivergenceLabels{{Field: ".metadata.labels", Change: "changed"}, {Field: ".spec.replicas", Change: "changed"}}},
+			fields: []string{`.metadata.labels.app: "x" -> "y"`, `.spec.replicas: 1 -> 5`}},
 	}
 	tc := applyconfiguration.NewTypeConverter(scheme())
 	for name, c := range cases {
@@ -146,9 +128,6 @@ func TestCompare(t *testing.T) {
 				}
 				if !reflect.DeepEqual(fields, c.fields) {
 					t.Errorf("fields (%T, %T):\n got %q\nwant %q", pair[0], pair[1], fields, c.fields)
-				}
-				if got := d.labels(); !reflect.DeepEqual(got, c.labels) {
-					t.Errorf("labels:\n got %+v\nwant %+v", got, c.labels)
 				}
 				if d.Empty() != (len(c.conditions)+len(c.fields) == 0) {
 					t.Errorf("Empty() = %v", d.Empty())
@@ -188,7 +167,7 @@ func TestCompareConditionValues(t *testing.T) {
 }
 
 // A status absent on the live object is reported field by field, not as one
-// .status field, so that conditions and fields keep their own labels.
+// .status field, so that conditions and fields are told apart.
 func TestCompareWholeStatus(t *testing.T) {
 	tc := applyconfiguration.NewTypeConverter(scheme())
 	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w",

@@ -1,75 +1,19 @@
 package batcher
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ssa"
 )
-
-// ReasonShadowDivergence is the reason of the Event a shadow-mode batch with
-// Shadow.Events records on an object its writer diverges on.
-const ReasonShadowDivergence = "StatusShadowDivergence"
-
-// Shadow configures shadow mode (see WithShadow). The zero value reports
-// through the log and the metrics only.
-type Shadow struct {
-	// OnDivergence, when set, is called once for every entry whose dry run
-	// diverges from the live object, and never for one that agrees. It is
-	// called from Flush's goroutines and must be safe for concurrent use.
-	OnDivergence func(context.Context, Divergence)
-	// Events records a Normal Event of reason ReasonShadowDivergence on the
-	// object for every diverging entry, through the Applier's event recorder
-	// (ssa.WithEventRecorder), if any: one per reconcile for a writer that
-	// always diverges, so leave it off for busy kinds.
-	Events bool
-}
-
-// WithShadow puts the batch in shadow mode, to run a new apply-based status
-// writer beside the legacy writer it will replace until the two agree: Flush
-// writes nothing and reports how each entry would change the live object.
-//
-// Each entry Flush would send goes as a dry run (as Batch.DryRun), guarded (a
-// stale observation is read again, the mutators rerun) and as the owner of its
-// fields (batching.Extras.AsOwner), so that fields another manager owns are
-// compared too and the conflict the real apply would meet is listed in
-// Divergence.Contested rather than failing the entry. Compare judges the
-// answer against the live object. An entry whose intent changes nothing the
-// manager owns sends nothing and agrees.
-//
-// A diverging entry is reported once per Flush: a V(0) log line on the
-// context's logger ("shadow apply diverges from the live object", with the
-// target and one string per condition and field), the Applier's metrics
-// statusapply_shadow_entries_total and statusapply_shadow_divergences_total,
-// Shadow.OnDivergence and, with Shadow.Events, an Event. An agreeing entry is
-// only counted, as "agreed".
-//
-// Nothing is written, the batch keeps its observation, the Applier remembers
-// nothing and the result hook is not called. A compared entry is cleared, so
-// a deferred FlushInto does not report it twice; one that could not be
-// compared stays queued and its error is returned as Flush's are.
-// Such errors are the shadow writer's own (mutators, invalid input, an
-// unreachable API server, a guarded dry run that kept finding the object
-// changed), never a field-manager conflict. Entries are compared
-// independently: a status entry is built on the batch's observation, and
-// compared, even when a main-resource entry of the same object precedes it or
-// fails. Dry runs store nothing and wake no watch; each sent entry costs one,
-// one more on a conflict, and a read and one more on a stale observation.
-func WithShadow(s Shadow) Option {
-	return func(b *Batch) { b.shadow = &s }
-}
 
 // Change says how a diverging condition or field would change.
 type Change string
@@ -101,7 +45,8 @@ type Divergence struct {
 	// While a legacy writer owns fields, every diverging one is contested;
 	// after handover (fleet.Migrator) none should be. A conflict on a field
 	// that is not divergence (a condition's lastTransitionTime) is listed only
-	// when something else diverges.
+	// when something else diverges. Compare leaves it empty: package shadow
+	// sets it from its DryRunAsOwner dry run's Result.Taken.
 	Contested []conflicts.Conflict
 }
 
@@ -118,42 +63,6 @@ func (d Divergence) String() string {
 		items = append(items, f.String())
 	}
 	return strings.Join(items, "; ")
-}
-
-// labels are the metric labels of d's items, once each.
-func (d Divergence) labels() []batching.DivergenceLabels {
-	var out []batching.DivergenceLabels
-	add := func(l batching.DivergenceLabels) {
-		if !slices.Contains(out, l) {
-			out = append(out, l)
-		}
-	}
-	for _, c := range d.Conditions {
-		if c.Change != Changed {
-			add(batching.DivergenceLabels{ConditionType: c.Type, Change: string(c.Change)})
-			continue
-		}
-		for _, f := range c.Fields {
-			add(batching.DivergenceLabels{ConditionType: c.Type, Field: f, Change: string(Changed)})
-		}
-	}
-	for _, f := range d.Fields {
-		add(batching.DivergenceLabels{Field: labelPath(f.Path), Change: string(f.Change)})
-	}
-	return out
-}
-
-// labelPath cuts p after its second field name and before any list key or
-// value, so that the schema bounds the label, whatever the data.
-func labelPath(p fieldpath.Path) string {
-	var cut fieldpath.Path
-	for _, pe := range p {
-		if pe.FieldName == nil || len(cut) == 2 {
-			break
-		}
-		cut = append(cut, pe)
-	}
-	return cut.String()
 }
 
 // ConditionDivergence is one condition type the apply would change.
@@ -232,7 +141,7 @@ func jsonOrAbsent(v any, present bool) string {
 
 // Compare returns what an apply for t changes between live, the object the API
 // server merged it into, and result, the object it answered with (a dry run's
-// answer in shadow mode), making no request; tc provides the kind's schema, and
+// answer in package shadow), making no request; tc provides the kind's schema, and
 // live and result may be typed or unstructured. Only t's subresource is
 // compared: .status, or for the main resource spec and the metadata a manager
 // can own (labels, annotations, finalizers, ownerReferences). Conditions are
@@ -383,68 +292,4 @@ func valueAt(content any, p fieldpath.Path) (any, bool) {
 		}
 	}
 	return node, true
-}
-
-// shadowEntry compares one entry's dry run with the live object and reports
-// the divergence, or returns why it could not be compared.
-func (b *Batch) shadowEntry(ctx context.Context, t ssa.Target, res ssa.Result, err error) error {
-	if err != nil {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
-		return err
-	}
-	if !res.Sent {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
-		return nil
-	}
-	d, err := Compare(b.applier.TypeConverter(), t, res.Observed, res.Object)
-	if err != nil {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
-		return &ssa.Error{Target: t, Attempts: res.Attempts, Err: fmt.Errorf("comparing the dry run with the live object: %w", err)}
-	}
-	if d.Empty() {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
-		return nil
-	}
-	d.Contested = res.Taken
-	b.applier.ForBatches().RecordShadow(t, batching.ShadowDiverged, d.labels())
-	b.logDivergence(ctx, d)
-	if b.shadow.Events {
-		if rec := b.applier.EventRecorder(); rec != nil {
-			note := fmt.Sprintf("manager %s would change %s", t.Manager, d)
-			if len(note) > maxEventNote {
-				note = strings.ToValidUTF8(note[:maxEventNote-3], "") + "..."
-			}
-			rec.Eventf(res.Observed, nil, corev1.EventTypeNormal, ReasonShadowDivergence, "ShadowApply", "%s", note)
-		}
-	}
-	if b.shadow.OnDivergence != nil {
-		b.shadow.OnDivergence(ctx, d)
-	}
-	return nil
-}
-
-// maxEventNote keeps Event notes under the events.k8s.io note limit.
-const maxEventNote = 1000
-
-// logDivergence writes the one log line of a diverging entry.
-func (b *Batch) logDivergence(ctx context.Context, d Divergence) {
-	conds := make([]string, 0, len(d.Conditions))
-	for _, c := range d.Conditions {
-		conds = append(conds, c.String())
-	}
-	fields := make([]string, 0, len(d.Fields))
-	for _, f := range d.Fields {
-		fields = append(fields, f.String())
-	}
-	kv := []any{"target", d.Target.String(), "manager", d.Target.Manager, "kind", d.Target.GVK.Kind,
-		"object", d.Target.Object().String(), "resourceVersion", d.ResourceVersion,
-		"conditions", conds, "fields", fields}
-	if len(d.Contested) > 0 {
-		contested := make([]string, 0, len(d.Contested))
-		for _, c := range d.Contested {
-			contested = append(contested, c.String())
-		}
-		kv = append(kv, "contested", contested)
-	}
-	b.applier.Logger(ctx).Info("shadow apply diverges from the live object", kv...)
 }

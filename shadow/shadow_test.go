@@ -1,4 +1,4 @@
-package batcher
+package shadow
 
 import (
 	"context"
@@ -15,26 +15,31 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/managedfields"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/batcher"
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/metricstest"
 	"github.com/statusapply/statusapply/ssa"
 )
 
 // shadowHarness is a shadow-mode Batch on a fake client holding Widget w0
-// (phase Running, condition Ready), with the Applier's metrics in a registry
-// of its own, and what the batch reports kept: the lines of the logger in
-// ctx, the Events of the recorder (when the Applier has one) and the
-// divergences the hook is called with (when the setup asks for one).
+// (phase Running, condition Ready), with the metrics in a registry of their
+// own, and what the mode reports kept: the lines of the logger in ctx, the
+// Events of the recorder (when it has one) and the divergences the hook is
+// called with (when the setup asks for one).
 type shadowHarness struct {
-	b      *Batch
+	b      *batcher.Batch
+	mode   *Mode
 	c      client.Client
 	reg    *prometheus.Registry
 	events *events.FakeRecorder // nil without a recorder
@@ -42,15 +47,14 @@ type shadowHarness struct {
 
 	mu          sync.Mutex
 	lines       []string
-	divergences []Divergence
+	divergences []batcher.Divergence
 }
 
 // shadowSetup says what a shadowHarness has: funcs intercept the fake
 // client's requests.
 type shadowSetup struct {
-	shadow   Shadow
-	hook     bool // collect divergences through Shadow.OnDivergence
-	recorder bool // give the Applier an event recorder
+	hook     bool // collect divergences through Options.OnDivergence
+	recorder bool // give the mode an event recorder
 	funcs    interceptor.Funcs
 }
 
@@ -58,23 +62,26 @@ func newShadowHarness(t *testing.T, setup shadowSetup) *shadowHarness {
 	t.Helper()
 	inner, tc := fakeWidgetClient(t, liveWidget())
 	h := &shadowHarness{c: interceptor.NewClient(inner, setup.funcs), reg: prometheus.NewRegistry()}
-	opts := []ssa.Option{ssa.WithTypeConverter(tc), ssa.WithRegisterer(h.reg)}
-	if setup.recorder {
-		h.events = events.NewFakeRecorder(10)
-		opts = append(opts, ssa.WithEventRecorder(h.events))
-	}
-	a, err := ssa.NewApplier(h.c, opts...)
+	a, err := ssa.NewApplier(h.c, ssa.WithTypeConverter(tc), ssa.WithRegisterer(h.reg))
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := Options{Registerer: h.reg}
+	if setup.recorder {
+		h.events = events.NewFakeRecorder(10)
+		o.Recorder = h.events
+	}
 	if setup.hook {
-		setup.shadow.OnDivergence = func(_ context.Context, d Divergence) {
+		o.OnDivergence = func(_ context.Context, d batcher.Divergence) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			h.divergences = append(h.divergences, d)
 		}
 	}
-	h.b = New(a, WithShadow(setup.shadow))
+	if h.mode, err = New(o); err != nil {
+		t.Fatal(err)
+	}
+	h.b = batcher.New(a, h.mode.Option())
 	h.ctx = log.IntoContext(context.Background(), funcr.New(func(_, args string) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -92,7 +99,7 @@ func liveWidget() *v1alpha1.Widget {
 	}
 }
 
-func (h *shadowHarness) reported() ([]string, []Divergence) {
+func (h *shadowHarness) reported() ([]string, []batcher.Divergence) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.lines), slices.Clone(h.divergences)
@@ -186,8 +193,8 @@ func TestShadowEntryReports(t *testing.T) {
 			reported: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newShadowHarness(t, shadowSetup{shadow: Shadow{Events: true}, hook: true, recorder: true})
-			err := h.b.shadowEntry(h.ctx, tc.target, tc.res, tc.err)
+			h := newShadowHarness(t, shadowSetup{hook: true, recorder: true})
+			err := h.mode.report(h.ctx, h.b.Applier(), tc.target, tc.res, tc.err)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("shadowEntry = %v, want an error with %q", err, tc.wantErr)
 			}
@@ -223,20 +230,19 @@ func TestShadowEntryReports(t *testing.T) {
 func TestShadowEntryErrors(t *testing.T) {
 	h := newShadowHarness(t, shadowSetup{})
 	boom := errors.New("boom")
-	if err := h.b.shadowEntry(h.ctx, shadowTarget, ssa.Result{}, boom); !errors.Is(err, boom) || err.Error() != "boom" {
+	if err := h.mode.report(h.ctx, h.b.Applier(), shadowTarget, ssa.Result{}, boom); !errors.Is(err, boom) || err.Error() != "boom" {
 		t.Fatalf("shadowEntry = %v, want the entry's own error", err)
 	}
 	unknown := shadowTarget
 	unknown.GVK = schema.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Unknown"}
-	err := h.b.shadowEntry(h.ctx, unknown, ssa.Result{Sent: true, Attempts: 2, Observed: liveWidget(), Object: liveWidget()}, nil)
+	err := h.mode.report(h.ctx, h.b.Applier(), unknown, ssa.Result{Sent: true, Attempts: 2, Observed: liveWidget(), Object: liveWidget()}, nil)
 	var applyErr *ssa.Error
 	if !errors.As(err, &applyErr) || applyErr.Target != unknown || applyErr.Attempts != 2 {
 		t.Fatalf("shadowEntry = %#v, want an *ssa.Error of the target after 2 attempts", err)
 	}
 }
 
-// Without Events and a hook, a divergence is logged and counted only; with
-// Events but no recorder, nothing is recorded and nothing fails.
+// Without a recorder and a hook, a divergence is logged and counted only.
 func TestShadowEntryWithoutEventsOrHook(t *testing.T) {
 	res := ssa.Result{Sent: true, Attempts: 1, Observed: liveWidget(), Object: answer(func(w *v1alpha1.Widget) { w.Status.Phase = "Done" })}
 	const line = `"level"=0 "msg"="shadow apply diverges from the live object" ` +
@@ -244,13 +250,12 @@ func TestShadowEntryWithoutEventsOrHook(t *testing.T) {
 		`"object"="Widget ns/w0" "resourceVersion"="7" ` +
 		`"conditions"=[] "fields"=[".status.phase: \"Running\" -> \"Done\""]`
 	for name, setup := range map[string]shadowSetup{
-		"neither Events nor a hook":   {recorder: true},
-		"Events but no recorder":      {shadow: Shadow{Events: true}},
-		"a recorder, Events left off": {recorder: true, hook: true},
+		"neither a recorder nor a hook": {},
+		"a hook, no recorder":           {hook: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			h := newShadowHarness(t, setup)
-			if err := h.b.shadowEntry(h.ctx, shadowTarget, res, nil); err != nil {
+			if err := h.mode.report(h.ctx, h.b.Applier(), shadowTarget, res, nil); err != nil {
 				t.Fatal(err)
 			}
 			lines, reported := h.reported()
@@ -291,9 +296,9 @@ func TestShadowEventNoteLimit(t *testing.T) {
 			(`manager shadow would change .status.phase: "Running" -> "x` + strings.Repeat("é", 1000))[:996] + "..."},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newShadowHarness(t, shadowSetup{shadow: Shadow{Events: true}, recorder: true})
+			h := newShadowHarness(t, shadowSetup{recorder: true})
 			res := ssa.Result{Sent: true, Attempts: 1, Observed: liveWidget(), Object: answer(func(w *v1alpha1.Widget) { w.Status.Phase = tc.phase })}
-			if err := h.b.shadowEntry(h.ctx, shadowTarget, res, nil); err != nil {
+			if err := h.mode.report(h.ctx, h.b.Applier(), shadowTarget, res, nil); err != nil {
 				t.Fatal(err)
 			}
 			want := tc.want
@@ -301,10 +306,10 @@ func TestShadowEventNoteLimit(t *testing.T) {
 				want = `manager shadow would change .status.phase: "Running" -> "` + tc.phase + `"`
 			}
 			events := h.recorded()
-			if len(events) != 1 || events[0] != "Normal "+ReasonShadowDivergence+" "+want {
+			if len(events) != 1 || events[0] != "Normal "+ReasonDivergence+" "+want {
 				t.Fatalf("events %q\nwant the note %q", events, want)
 			}
-			if note := strings.TrimPrefix(events[0], "Normal "+ReasonShadowDivergence+" "); len(note) > maxEventNote {
+			if note := strings.TrimPrefix(events[0], "Normal "+ReasonDivergence+" "); len(note) > maxEventNote {
 				t.Fatalf("a note of %d bytes", len(note))
 			}
 		})
@@ -355,10 +360,10 @@ func TestShadowFlushWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	boom := errors.New("boom")
-	if err := Status(h.b, w, "shadow", phase("Done")); err != nil {
+	if err := batcher.Status(h.b, w, "shadow", phase("Done")); err != nil {
 		t.Fatal(err)
 	}
-	if err := Status(h.b, w, "failing", func(*acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return boom }); err != nil {
+	if err := batcher.Status(h.b, w, "failing", func(*acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return boom }); err != nil {
 		t.Fatal(err)
 	}
 	for flush := 1; flush <= 2; flush++ {
@@ -380,5 +385,68 @@ func TestShadowFlushWritesNothing(t *testing.T) {
 		if len(reported) != 1 || reported[0].String() != `.status.phase: "Running" -> "Done"` {
 			t.Fatalf("flush %d: reported %v, want the phase once", flush, reported)
 		}
+	}
+}
+
+// fakeWidgetClient is a fake client holding objs, with the Widget's status
+// subresource and schema.
+func fakeWidgetClient(t *testing.T, objs ...client.Object) (client.WithWatch, managedfields.TypeConverter) {
+	t.Helper()
+	tc := applyconfiguration.NewTypeConverter(scheme())
+	c := fake.NewClientBuilder().WithScheme(scheme()).
+		WithTypeConverters(tc).
+		WithStatusSubresource(&v1alpha1.Widget{}).
+		WithObjects(objs...).Build()
+	return c, tc
+}
+
+func phase(p string) batcher.Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfiguration] {
+	return func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
+		if ac.Status == nil {
+			ac.WithStatus(acv1alpha1.WidgetStatus())
+		}
+		ac.Status.WithPhase(p)
+		return nil
+	}
+}
+
+// Options.Logger takes the line of a diverging entry instead of the
+// context's logger.
+func TestShadowLoggerOption(t *testing.T) {
+	h := newShadowHarness(t, shadowSetup{})
+	var own []string
+	l := funcr.New(func(_, args string) { own = append(own, args) }, funcr.Options{})
+	h.mode.opts.Logger = &l
+	res := ssa.Result{Sent: true, Attempts: 1, Observed: liveWidget(), Object: answer(func(w *v1alpha1.Widget) { w.Status.Phase = "Done" })}
+	if err := h.mode.report(h.ctx, h.b.Applier(), shadowTarget, res, nil); err != nil {
+		t.Fatal(err)
+	}
+	if lines, _ := h.reported(); len(own) != 1 || !strings.Contains(own[0], "shadow apply diverges") || len(lines) != 0 {
+		t.Fatalf("Options.Logger got %q, the context's logger %q", own, lines)
+	}
+}
+
+// Modes sharing a registry share its metrics, and a registry holding
+// something else under their names is refused.
+func TestNewSharesMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m1, err := New(Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := New(Options{Registerer: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1.metrics.entry(shadowTarget, agreed)
+	m2.metrics.entry(shadowTarget, agreed)
+	got, err := metricstest.CounterSeries(reg, "statusapply_shadow_entries_total", prometheus.Labels{"manager": "shadow"}, "group", "kind")
+	if err != nil || !reflect.DeepEqual(got, map[string]float64{"outcome=agreed": 2}) {
+		t.Fatalf("entries %v, %v, want both Modes' counts in one series", got, err)
+	}
+	other := prometheus.NewRegistry()
+	other.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "statusapply_shadow_entries_total", Help: "another"}))
+	if _, err := New(Options{Registerer: other}); err == nil {
+		t.Fatal("New registered its metrics beside another collector of the same name")
 	}
 }
