@@ -29,8 +29,8 @@ const (
 	// message) name fields another field manager owns. Re-sending the same apply
 	// cannot succeed; a Policy decides.
 	ClassFieldManagerConflict
-	// ClassInvalid is a 422: the apply failed validation; InvalidCauses has the
-	// fields.
+	// ClassInvalid is a 422: the apply failed validation; the status's
+	// Details.Causes name the fields.
 	ClassInvalid
 	// ClassForbidden is a 403: RBAC does not allow the apply (apply to an
 	// existing object needs patch, on <resource>/status for status).
@@ -108,17 +108,6 @@ func isFieldManagerConflict(s metav1.Status) bool {
 		}
 	}
 	return strings.HasPrefix(s.Message, "Apply failed with ")
-}
-
-// InvalidCauses returns the field causes of the first 422 Invalid status in
-// err (wrapped or joined), so that a caller can report which fields failed
-// validation. It returns nil when err holds none.
-func InvalidCauses(err error) []metav1.StatusCause {
-	s, ok := findStatus(err, func(s metav1.Status) bool { return classOf(s) == ClassInvalid })
-	if !ok || s.Details == nil {
-		return nil
-	}
-	return s.Details.Causes
 }
 
 // walkStatuses visits the API statuses in err's tree depth first, in the order

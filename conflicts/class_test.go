@@ -73,16 +73,6 @@ func TestClassString(t *testing.T) {
 	}
 }
 
-func TestInvalidCauses(t *testing.T) {
-	causes := InvalidCauses(errors.Join(recordedStale(), fmt.Errorf("apply: %w", invalidErr())))
-	if len(causes) != 1 || causes[0].Field != "status.conditions[0].reason" || causes[0].Type != metav1.CauseTypeFieldValueRequired {
-		t.Fatalf("causes = %+v", causes)
-	}
-	if InvalidCauses(recordedStale()) != nil || InvalidCauses(nil) != nil {
-		t.Fatal("want no causes for errors that are not Invalid")
-	}
-}
-
 func TestRequeueAfter(t *testing.T) {
 	tests := []struct {
 		err  error

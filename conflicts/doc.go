@@ -15,8 +15,8 @@
 // default) returns the typed *Error; Yield re-sends the apply without the
 // contested fields (RemoveFields); TakeDeclared forces the apply only when every
 // contested field is one the writer declared as exclusively its own. Decide is
-// pure: it says what to do, the caller does it. Record reports the outcome as an
-// Event on the object.
+// pure: it says what to do, the caller does it; an ssa.Applier given an
+// EventRecorder reports the outcome as an Event on the object.
 //
 // Nothing in this package talks to the API server or keeps state.
 package conflicts

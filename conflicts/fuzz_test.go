@@ -32,8 +32,8 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		_ = ConditionType(p)
-		_ = RemovalTarget(p, nil)
-		_ = RemovalTarget(p, fieldpath.NewSet(p))
+		_ = removalTarget(p, nil)
+		_ = removalTarget(p, fieldpath.NewSet(p))
 		printed := p.String()
 		again, err := ParsePath(printed)
 		if err != nil {

@@ -12,7 +12,7 @@ import (
 // recorder a controller already has.
 //
 // core/v1 events have no action and no related object: the events carry the
-// type, reason and note Record gives, on the regarding object. A nil r gives
+// type, reason and note the Applier gives, on the regarding object. A nil r gives
 // a nil EventRecorder, which records nothing.
 func LegacyEventRecorder(r record.EventRecorder) EventRecorder {
 	if r == nil {

@@ -58,7 +58,7 @@ func Fail() Policy { return Policy{mode: modeFail} }
 // theirs. In a list element the writer owns (a condition it applied before)
 // only the contested fields are left out, and the element's key stays, so the
 // element stays on the object with its new owner's values; an element the
-// writer does not own is left out whole (see RemovalTarget). Use it for
+// writer does not own is left out whole (see RemoveFields). Use it for
 // writers whose contribution is advisory.
 func Yield() Policy { return Policy{mode: modeYield} }
 

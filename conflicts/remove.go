@@ -7,7 +7,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/value"
 )
 
-// RemovalTarget is what RemoveFields gives up for a contested path, for a
+// removalTarget is what RemoveFields gives up for a contested path, for a
 // writer whose field manager owns owned: the fields of its Apply entry, as
 // ownership.AppliedFields reads them (nil when it has none). The rule turns on
 // the innermost list element the path selects:
@@ -35,7 +35,7 @@ import (
 //
 // The manager owns a keyed element when owned holds the element or one of its
 // key fields, so the leaves of an entry serve as well as the entry.
-func RemovalTarget(path fieldpath.Path, owned *fieldpath.Set) fieldpath.Path {
+func removalTarget(path fieldpath.Path, owned *fieldpath.Set) fieldpath.Path {
 	for i := len(path) - 1; i >= 0; i-- {
 		if path[i].FieldName != nil {
 			continue
@@ -68,8 +68,9 @@ func ownsElement(owned *fieldpath.Set, elem fieldpath.Path) bool {
 }
 
 // RemoveFields strips contested fields from an unstructured apply intent in
-// place, by RemovalTarget with owned (the fields of the writer's Apply entry;
-// nil when it has none), and leaves their siblings alone. It returns the
+// place, giving up per path what docs/conflicts.md ("What a yield leaves
+// out") says, with owned the fields of the writer's Apply entry (nil when it
+// has none), and leaves their siblings alone. It returns the
 // targets it removed, once each; paths the intent does not contain are
 // skipped. The key of a keyed element the manager owns is never removed: a
 // path that names such an element itself leaves the element holding its key
@@ -88,7 +89,7 @@ func RemoveFields(intent map[string]interface{}, owned *fieldpath.Set, paths ...
 	var removed []fieldpath.Path
 	done := fieldpath.NewSet()
 	for _, p := range paths {
-		target := RemovalTarget(p, owned)
+		target := removalTarget(p, owned)
 		if len(target) == 0 || done.Has(target) {
 			continue
 		}

@@ -250,11 +250,11 @@ func TestRemovalTarget(t *testing.T) {
 		{``, ``, ``},
 	} {
 		p := MustParsePath(tc.in)
-		if got := RemovalTarget(p, nil).String(); got != tc.wantNone {
-			t.Errorf("RemovalTarget(%s, nil) = %s, want %s", tc.in, got, tc.wantNone)
+		if got := removalTarget(p, nil).String(); got != tc.wantNone {
+			t.Errorf("removalTarget(%s, nil) = %s, want %s", tc.in, got, tc.wantNone)
 		}
-		if got := RemovalTarget(p, fieldSet(t, owned)).String(); got != tc.wantOwned {
-			t.Errorf("RemovalTarget(%s, owned) = %s, want %s", tc.in, got, tc.wantOwned)
+		if got := removalTarget(p, fieldSet(t, owned)).String(); got != tc.wantOwned {
+			t.Errorf("removalTarget(%s, owned) = %s, want %s", tc.in, got, tc.wantOwned)
 		}
 	}
 }

@@ -214,7 +214,7 @@ func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.Conditio
 // yieldBasis is what the manager owned when its intent was built.
 type yieldBasis struct {
 	// fields are the leaves of the manager's entry: a yield keeps the key of a
-	// list element they hold (see conflicts.RemovalTarget).
+	// list element they hold (see conflicts.RemoveFields).
 	fields *fieldpath.Set
 	// content is what the manager owns, without identity.
 	content map[string]any
@@ -267,7 +267,7 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	if err != nil {
 		return false, err
 	}
-	conflicts.Record(a.cfg.recorder, observed, t.Manager, d)
+	recordDecision(a.cfg.recorder, observed, t.Manager, d)
 	res.Yielded = d.Conflicts
 	a.logger(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
 	return sendNothing, nil

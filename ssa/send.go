@@ -128,7 +128,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 	if x.AsOwner {
 		d = conflicts.Decision{Action: conflicts.ActionForce, Conflicts: cerr.Conflicts}
 	} else {
-		conflicts.Record(a.cfg.recorder, res.Object, t.Manager, d)
+		recordDecision(a.cfg.recorder, res.Object, t.Manager, d)
 	}
 	var (
 		resp *answer
