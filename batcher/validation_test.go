@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -241,7 +242,7 @@ func TestNewEntryOfTheLastObjectChecksItsManager(t *testing.T) {
 	if err := batcher.Status(b, w, "m", valid); err != nil {
 		t.Fatal(err)
 	}
-	for _, manager := range []string{"", "bad\tmanager", strings.Repeat("x", ssa.MaxFieldManagerLength+1)} {
+	for _, manager := range []string{"", "bad\tmanager", strings.Repeat("x", metav1validation.FieldManagerMaxLength+1)} {
 		if err := batcher.Status(b, w, manager, valid); !errors.Is(err, ssa.ErrInvalidInput) {
 			t.Fatalf("manager %q: %v", manager, err)
 		}

@@ -64,14 +64,8 @@ func WithBatchOptions(opts ...batcher.Option) Option {
 
 type contextKey struct{}
 
-// NewContext returns ctx carrying b, for FromContext. Wrap does it for every
-// reconcile; tests and other frameworks can do it themselves.
-func NewContext(ctx context.Context, b *batcher.Batch) context.Context {
-	return context.WithValue(ctx, contextKey{}, b)
-}
-
 // FromContext returns the batch of the reconcile ctx belongs to, or nil
-// outside a reconcile run by Wrap (or a context made by NewContext).
+// outside a reconcile run by Wrap.
 func FromContext(ctx context.Context) *batcher.Batch {
 	b, _ := ctx.Value(contextKey{}).(*batcher.Batch)
 	return b
@@ -101,7 +95,7 @@ type wrapped[Req comparable] struct {
 // Reconcile runs the wrapped reconciler with a new batch and flushes it.
 func (w *wrapped[Req]) Reconcile(ctx context.Context, req Req) (reconcile.Result, error) {
 	b := batcher.New(w.applier, w.cfg.batchOpts...)
-	res, err := w.inner.Reconcile(NewContext(ctx, b), req)
+	res, err := w.inner.Reconcile(context.WithValue(ctx, contextKey{}, b), req)
 	if w.cfg.fence != nil {
 		flushCtx, cancel, ferr := fenced(ctx, w.cfg.fence)
 		defer cancel()

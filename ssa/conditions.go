@@ -93,9 +93,9 @@ func conditionAC(cond metav1.Condition) metav1ac.ConditionApplyConfiguration {
 	}
 }
 
-// FindCondition returns the condition of condType in an apply configuration's
+// GetCondition returns the condition of condType in an apply configuration's
 // conditions, or nil.
-func FindCondition(conditions []metav1ac.ConditionApplyConfiguration, condType string) *metav1ac.ConditionApplyConfiguration {
+func GetCondition(conditions []metav1ac.ConditionApplyConfiguration, condType string) *metav1ac.ConditionApplyConfiguration {
 	if i := conditionIndex(conditions, condType); i >= 0 {
 		return &conditions[i]
 	}

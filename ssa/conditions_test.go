@@ -70,7 +70,7 @@ func TestSetCondition(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := FindCondition(conds, tc.cond.Type)
+			got := GetCondition(conds, tc.cond.Type)
 			if got == nil || len(conds) != 2 {
 				t.Fatalf("conditions %v, want Other and %s", conds, tc.cond.Type)
 			}

@@ -20,9 +20,6 @@ const (
 	StatusSubresource Subresource = ownership.StatusSubresource
 )
 
-// MaxFieldManagerLength is the longest field manager name the API server accepts.
-const MaxFieldManagerLength = 128
-
 // Target is what one apply writes: one subresource of one object, as one field
 // manager. Applies to the same Target are the unit statusapply accumulates and
 // sends once.

@@ -224,7 +224,7 @@ var _ = Describe("Edits written for merge patches", func() {
 		Expect(batcher.Status(b, w, "ctrl", func(ac *acv1alpha1.WidgetApplyConfiguration, _ *v1alpha1.Widget) error {
 			// The mutator runs in Flush's goroutine: it returns what it finds
 			// wrong, and Flush's error carries it.
-			if ssa.FindCondition(widgets.Status(ac).Conditions, "Ready") == nil {
+			if ssa.GetCondition(widgets.Status(ac).Conditions, "Ready") == nil {
 				return errMissedEdit
 			}
 			widgets.Status(ac).WithPhase("Mixed")
