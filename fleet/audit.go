@@ -21,6 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/components"
+	"github.com/statusapply/statusapply/internal/durations"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -555,7 +557,7 @@ func (a *auditor) add(obj metav1.Object) {
 		t := a.managers[k]
 		if t == nil {
 			t = &managerTally{
-				legacy:     e.Legacy() && !IsKubernetesComponent(e.Manager),
+				legacy:     e.Legacy() && !components.IsKubernetes(e.Manager),
 				conditions: map[string]int{},
 				fields:     map[string]int{},
 			}
@@ -747,7 +749,7 @@ func (a *auditor) verdict(r *AuditReport) AuditVerdict {
 	for _, w := range r.ActiveLegacyWriters {
 		v.Notes = append(v.Notes, fmt.Sprintf(
 			"legacy writer %s wrote %s within %s: switch it to apply (or stop it) before migrating, "+
-				"or its next write takes its fields back", w.Manager, countOf(w.Objects), ShortDuration(r.Window.Duration)))
+				"or its next write takes its fields back", w.Manager, countOf(w.Objects), durations.Short(r.Window.Duration)))
 	}
 	if n := r.Untracked.Objects; n > 0 {
 		v.Notes = append(v.Notes, fmt.Sprintf(
@@ -966,19 +968,6 @@ func ValidateWriters(writers map[string][]string) error {
 	return errors.Join(errs...)
 }
 
-// ShortDuration renders d as time.Duration does, without zero minutes and
-// seconds: 24h, 1h30m, 90s.
-func ShortDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
-
 // countOf renders a number of objects.
 func countOf(n int) string {
 	if n == 1 {
@@ -1016,20 +1005,6 @@ func statusLeaves(obj metav1.Object) []string {
 	}
 	walk(ownership.StatusPath(), status)
 	return out
-}
-
-// IsKubernetesComponent reports whether manager is a field manager of
-// Kubernetes itself (kube-apiserver, kube-controller-manager,
-// kube-scheduler, cloud-controller-manager, kubelet). They write status
-// with Update on the status subresource, but they are not legacy writers of
-// anyone's controller: nothing will ever apply in their place, so reports
-// and migration plans leave them alone.
-func IsKubernetesComponent(manager string) bool {
-	switch manager {
-	case "kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet":
-		return true
-	}
-	return false
 }
 
 // addStale tallies the entries of one object recorded in versions the CRD

@@ -378,16 +378,6 @@ func TestPlanMigrateFlags(t *testing.T) {
 	}
 }
 
-func TestShortDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		24 * time.Hour: "24h", 90 * time.Minute: "1h30m", 90 * time.Second: "1m30s", 2 * time.Minute: "2m", time.Second: "1s",
-	} {
-		if got := ShortDuration(d); got != want {
-			t.Errorf("ShortDuration(%s) = %s, want %s", d, got, want)
-		}
-	}
-}
-
 // BenchmarkAudit audits 1,000 objects already in memory, each with a legacy
 // writer, two apply managers and the creator: the summarising cost alone,
 // without the API server (bench-audit measures the whole read).

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/statusapply/statusapply/internal/components"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -112,7 +113,7 @@ func CheckPlan[T metav1.Object](plan Plan, objs []T, opts ...CheckOption) error 
 					holds(t, e.Manager, e.Legacy())
 				}
 			}
-			if e.Legacy() && !IsKubernetesComponent(e.Manager) && !e.StatusFields().Empty() {
+			if e.Legacy() && !components.IsKubernetes(e.Manager) && !e.StatusFields().Empty() {
 				holdsStatus[e.Manager] = true
 			}
 		}

@@ -440,19 +440,6 @@ func TestValidateWriters(t *testing.T) {
 	}
 }
 
-func TestKubernetesComponents(t *testing.T) {
-	for _, m := range []string{"kube-apiserver", "kube-controller-manager", "kube-scheduler", "cloud-controller-manager", "kubelet"} {
-		if !IsKubernetesComponent(m) {
-			t.Errorf("%s is not a Kubernetes component", m)
-		}
-	}
-	for _, m := range []string{"", "kubectl", "kube-proxy", ownership.BeforeFirstApplyManager} {
-		if IsKubernetesComponent(m) {
-			t.Errorf("%s is a Kubernetes component", m)
-		}
-	}
-}
-
 func TestReportSummary(t *testing.T) {
 	r := &Report{
 		Results: []*Result{{Changed: true}, {Changed: false}, {Changed: true}},

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/durations"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -381,7 +382,7 @@ func writeAuditOutput(stdout, stderr io.Writer, out *outputFlags, doc auditOutpu
 		if m.Legacy {
 			notes = append(notes, "legacy writer")
 			if active[m.Manager+"\x00"+m.Subresource] {
-				notes = append(notes, "active within "+fleet.ShortDuration(r.Window.Duration))
+				notes = append(notes, "active within "+durations.Short(r.Window.Duration))
 			}
 		}
 		managers.row(nil, m.Manager, m.Operation, m.Subresource, m.APIVersion, fmt.Sprint(m.Objects),

@@ -13,7 +13,7 @@ import (
 	"k8s.io/cli-runtime/pkg/resource"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/components"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -235,7 +235,7 @@ func legacyWriters(owned []*ownership.Ownership) []string {
 	var out []string
 	for _, o := range owned {
 		for _, e := range o.Legacy() {
-			if !fleet.IsKubernetesComponent(e.Manager) {
+			if !components.IsKubernetes(e.Manager) {
 				out = append(out, e.Manager)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/components"
+	"github.com/statusapply/statusapply/internal/durations"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -42,7 +44,7 @@ func activeLegacyWriters[T metav1.Object](plan fleet.Plan, objs []T, now time.Ti
 		counted := map[string]bool{}
 		for i, e := range entries {
 			if e.Operation != metav1.ManagedFieldsOperationUpdate || e.Subresource != ownership.StatusSubresource ||
-				e.Manager == ownership.BeforeFirstApplyManager || fleet.IsKubernetesComponent(e.Manager) ||
+				e.Manager == ownership.BeforeFirstApplyManager || components.IsKubernetes(e.Manager) ||
 				e.Time == nil || e.Time.Time.Before(since) {
 				continue
 			}
@@ -159,5 +161,5 @@ func activeWarnings(active []activeSource, window time.Duration, now time.Time, 
 // describeActive says when a writer last wrote.
 func describeActive(a activeSource, window time.Duration, now time.Time) string {
 	return fmt.Sprintf("%s wrote %s within %s (last %s ago)", a.Manager, plural(a.Objects, "object", "objects"),
-		fleet.ShortDuration(window), duration.HumanDuration(now.Sub(a.LastWrite.Time)))
+		durations.Short(window), duration.HumanDuration(now.Sub(a.LastWrite.Time)))
 }

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/components"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -39,9 +39,9 @@ func (v objectRefView) ref() ownership.ObjectRef {
 
 // legacy reports whether e is a legacy writer to show as such: an Update on
 // the status subresource or before-first-apply (ownership.Entry.Legacy), not
-// written by a Kubernetes component (fleet.IsKubernetesComponent).
+// written by a Kubernetes component (components.IsKubernetes).
 func legacy(e ownership.Entry) bool {
-	return e.Legacy() && !fleet.IsKubernetesComponent(e.Manager)
+	return e.Legacy() && !components.IsKubernetes(e.Manager)
 }
 
 // ownershipView is an object's status ownership in the shape both the table
