@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
@@ -229,7 +230,7 @@ func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any,
 		}
 	}
 	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object), nil
+		return runtime.DeepCopyJSON(objects.WithoutManagedFields(u).Object), nil
 	}
 	cp, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
@@ -385,7 +386,7 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 			continue
 		}
 		removed.Iterate(func(p fieldpath.Path) {
-			topmost(claimElements(ownership.Subtree(entry.Fields, p))).Iterate(func(owned fieldpath.Path) {
+			topmost(claimElements(fieldsets.Subtree(entry.Fields, p))).Iterate(func(owned fieldpath.Path) {
 				foreign = append(foreign, fmt.Sprintf("%s is owned by %s", owned, entry))
 				onlyBeforeFirstApply = onlyBeforeFirstApply && entry.BeforeFirstApply()
 			})

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -193,13 +194,13 @@ func mergeConflicts(live, config *typed.TypedValue, version fieldpath.APIVersion
 func liveTyped(observed runtime.Object, tc managedfields.TypeConverter, intent *unstructured.Unstructured) (*typed.TypedValue, error) {
 	u, ok := observed.(*unstructured.Unstructured)
 	if ok {
-		u = ownership.WithoutManagedFields(u)
+		u = objects.WithoutManagedFields(u)
 	} else {
 		content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(observed)
 		if err != nil {
 			return nil, fmt.Errorf("%w: converting the observed object: %w", ErrInvalidInput, err)
 		}
-		u = ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content})
+		u = objects.WithoutManagedFields(&unstructured.Unstructured{Object: content})
 	}
 	if u.GetAPIVersion() == "" || u.GetKind() == "" {
 		u = &unstructured.Unstructured{Object: maps.Clone(u.Object)} // SetGroupVersionKind writes to the map

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -217,7 +218,7 @@ func encodeAll(ds []decoded) ([]metav1.ManagedFieldsEntry, error) {
 			return nil, fmt.Errorf("manager %s: encoding fields: %w", d.entry, err)
 		}
 		mf := d.raw
-		mf.FieldsType = ownership.FieldsV1Type
+		mf.FieldsType = fieldsets.FieldsV1Type
 		mf.FieldsV1 = &metav1.FieldsV1{}
 		mf.FieldsV1.SetRawBytes(raw)
 		out = append(out, mf)
@@ -246,7 +247,7 @@ func (p Plan) moveConditions(mfs []metav1.ManagedFieldsEntry, now time.Time, con
 			if !ds[i].entry.Legacy() {
 				continue
 			}
-			sub := ownership.Subtree(ds[i].entry.Fields, ownership.ConditionPath(condType))
+			sub := fieldsets.Subtree(ds[i].entry.Fields, ownership.ConditionPath(condType))
 			if sub.Empty() {
 				continue
 			}
@@ -394,7 +395,7 @@ func releaseShared(mfs []metav1.ManagedFieldsEntry, versions *Versions, content 
 		}
 		ds[i].entry.StatusFields().Iterate(func(p fieldpath.Path) {
 			for _, o := range others {
-				if !ownership.Subtree(o, p).Empty() {
+				if !fieldsets.Subtree(o, p).Empty() {
 					release.Insert(p)
 					return
 				}
@@ -434,7 +435,7 @@ func checkNoneOrphaned(before, after []metav1.ManagedFieldsEntry, versions *Vers
 			ownedIn[d.entry.APIVersion] = owned
 		}
 		d.entry.Fields.Iterate(func(p fieldpath.Path) {
-			if ownership.Subtree(owned, p).Empty() {
+			if fieldsets.Subtree(owned, p).Empty() {
 				orphans.Insert(p)
 			}
 		})

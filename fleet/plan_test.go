@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -40,7 +41,7 @@ func summary(o *ownership.Ownership) map[string]string {
 			s += c
 		}
 		// the leaf status fields e owns outside .status.conditions
-		conditions := ownership.Subtree(e.Fields, ownership.ConditionsPath())
+		conditions := fieldsets.Subtree(e.Fields, ownership.ConditionsPath())
 		e.StatusFields().Difference(conditions).Leaves().Iterate(func(p fieldpath.Path) {
 			s += " " + p.String()
 		})

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -157,7 +158,7 @@ func (p Plan) destinationsOf(e ownership.Entry, wholeList bool, condTypes sets.S
 		out.Insert(to)
 	}
 	for t, to := range p.Conditions {
-		if !ownership.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || wholeList && condTypes.Has(t) {
+		if !fieldsets.Subtree(e.Fields, ownership.ConditionPath(t)).Empty() || wholeList && condTypes.Has(t) {
 			out.Insert(to)
 		}
 	}

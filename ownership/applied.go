@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/internal/fieldsets"
 )
 
 // AppliedFields decodes the field set of manager's Apply entry for
@@ -26,7 +28,7 @@ func AppliedFields(obj *unstructured.Unstructured, manager, subresource string) 
 		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || sub != subresource {
 			continue
 		}
-		if ft, _ := mf["fieldsType"].(string); ft != "" && ft != FieldsV1Type {
+		if ft, _ := mf["fieldsType"].(string); ft != "" && ft != fieldsets.FieldsV1Type {
 			return nil, false, fmt.Errorf("%w: managed fields of %q: unsupported fieldsType %q", ErrBadManagedFields, manager, ft)
 		}
 		fields, ok := mf["fieldsV1"]
@@ -57,30 +59,4 @@ func HasManagedFields(obj metav1.Object) bool {
 		return len(list) > 0
 	}
 	return len(obj.GetManagedFields()) > 0
-}
-
-// WithoutManagedFields returns obj without metadata.managedFields, sharing
-// everything else with obj (a shallow copy; obj is not modified). Typing an
-// object for structured-merge-diff costs more for its managedFields than for
-// the rest of a typical object, and no manager owns them.
-func WithoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
-	md, ok := obj.Object["metadata"].(map[string]any)
-	if !ok {
-		return obj
-	}
-	if _, has := md["managedFields"]; !has {
-		return obj
-	}
-	content := make(map[string]any, len(obj.Object))
-	for k, v := range obj.Object {
-		content[k] = v
-	}
-	meta := make(map[string]any, len(md))
-	for k, v := range md {
-		if k != "managedFields" {
-			meta[k] = v
-		}
-	}
-	content["metadata"] = meta
-	return &unstructured.Unstructured{Object: content}
 }

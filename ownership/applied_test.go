@@ -58,21 +58,3 @@ func TestAppliedFields(t *testing.T) {
 		t.Fatal("HasManagedFields is true for an object without managedFields")
 	}
 }
-
-func TestWithoutManagedFieldsLeavesTheObjectAlone(t *testing.T) {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"metadata": map[string]any{"name": "w1", "managedFields": []any{map[string]any{"manager": "m"}}},
-		"status":   map[string]any{"phase": "On"},
-	}}
-	view := WithoutManagedFields(u)
-	if HasManagedFields(view) || view.GetName() != "w1" || view.Object["status"] == nil {
-		t.Fatalf("view %v: want everything but managedFields", view.Object)
-	}
-	if !HasManagedFields(u) {
-		t.Fatal("the original lost its managedFields")
-	}
-	bare := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "w1"}}}
-	if WithoutManagedFields(bare) != bare {
-		t.Fatal("an object without managedFields should be returned as is")
-	}
-}

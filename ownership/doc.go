@@ -10,8 +10,8 @@
 //     that strips them) is reported with ErrNoManagedFields, never as "owns
 //     nothing".
 //   - AppliedFields reads one manager's Apply entry, as every apply does.
-//   - StatusPath, ConditionsPath, ConditionPath and Subtree name and cut the
-//     parts of status a field set holds.
+//   - StatusPath, ConditionsPath and ConditionPath name the parts of status
+//     a field set holds.
 //   - HandBack moves fields from before-first-apply to a manager's Apply
 //     entry, and ManagedFieldsPatch writes managedFields guarded by
 //     resourceVersion: what an Applier recovering from lost managedFields and

@@ -12,6 +12,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 )
 
@@ -150,7 +151,7 @@ func FuzzInspectEntries(f *testing.F) {
 		if err := back.FromJSON(bytes.NewReader(out)); err != nil || !back.Equals(e.Fields) {
 			t.Fatalf("%s decodes to %v (%v), not %v", out, back, err, e.Fields)
 		}
-		if !e.Fields.Difference(e.StatusFields()).Intersection(Subtree(e.Fields, StatusPath())).Empty() {
+		if !e.Fields.Difference(e.StatusFields()).Intersection(fieldsets.Subtree(e.Fields, StatusPath())).Empty() {
 			t.Fatalf("StatusFields %v misses status fields of %v", e.StatusFields(), e.Fields)
 		}
 		e.Fields.Leaves().Iterate(func(p fieldpath.Path) {

@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/internal/fieldsets"
 )
 
 // NewApplyEntry returns a new Apply entry of manager on subresource, recorded
@@ -23,7 +25,7 @@ func NewApplyEntry(manager, subresource, apiVersion string, fields *fieldpath.Se
 func (e Entry) Record() (metav1.ManagedFieldsEntry, error) {
 	mf := metav1.ManagedFieldsEntry{
 		Manager: e.Manager, Operation: e.Operation, Subresource: e.Subresource, APIVersion: e.APIVersion,
-		FieldsType: FieldsV1Type, FieldsV1: &metav1.FieldsV1{},
+		FieldsType: fieldsets.FieldsV1Type, FieldsV1: &metav1.FieldsV1{},
 	}
 	if !e.Time.IsZero() {
 		stamp := metav1.NewTime(e.Time)
@@ -131,7 +133,7 @@ func HandBack(mfs []metav1.ManagedFieldsEntry, manager, subresource, apiVersion 
 			held = e.Fields.Intersection(exact)
 		}
 		if below != nil {
-			below.Iterate(func(p fieldpath.Path) { held = held.Union(Subtree(e.Fields, p)) })
+			below.Iterate(func(p fieldpath.Path) { held = held.Union(fieldsets.Subtree(e.Fields, p)) })
 		}
 		if held.Empty() {
 			continue

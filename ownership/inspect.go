@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/internal/fieldsets"
 )
 
 // BeforeFirstApplyManager is the manager name the API server gives to every
@@ -68,7 +70,7 @@ func (e Entry) ConditionTypes() []string {
 // StatusFields returns the fields the entry owns at or below .status, with
 // full paths.
 func (e Entry) StatusFields() *fieldpath.Set {
-	return Subtree(e.Fields, StatusPath())
+	return fieldsets.Subtree(e.Fields, StatusPath())
 }
 
 // String renders the entry's identity as the API server spells it in
@@ -151,10 +153,6 @@ func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*
 	return o, nil
 }
 
-// FieldsV1Type is the one fieldsType the API server writes, and the one this
-// package reads.
-const FieldsV1Type = "FieldsV1"
-
 // DecodeEntry turns one managedFields record into an Entry. Its errors wrap
 // ErrBadManagedFields.
 func DecodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
@@ -168,7 +166,7 @@ func DecodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	if mf.Time != nil {
 		e.Time = mf.Time.Time
 	}
-	if mf.FieldsType != "" && mf.FieldsType != FieldsV1Type {
+	if mf.FieldsType != "" && mf.FieldsType != fieldsets.FieldsV1Type {
 		return Entry{}, fmt.Errorf("manager %s: %w: unsupported fieldsType %q", e, ErrBadManagedFields, mf.FieldsType)
 	}
 	if mf.FieldsV1 == nil {
@@ -310,7 +308,7 @@ func (o *Ownership) String() string {
 // otherStatusLeaves lists the leaf status fields an entry owns outside
 // .status.conditions, as path strings.
 func otherStatusLeaves(e Entry) []string {
-	conditions := Subtree(e.Fields, ConditionsPath())
+	conditions := fieldsets.Subtree(e.Fields, ConditionsPath())
 	var out []string
 	e.StatusFields().Difference(conditions).Leaves().Iterate(func(p fieldpath.Path) {
 		out = append(out, p.String())

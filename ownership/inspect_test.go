@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 )
 
@@ -262,7 +263,7 @@ func TestRefOf(t *testing.T) {
 func TestSubtree(t *testing.T) {
 	o := mustInspect(t, ownershiptest.Widget(ownershiptest.Entry("legacy", ownershiptest.Update, "status", ownershiptest.LegacyAB)))
 	set := o.Entries[0].Fields
-	sub := Subtree(set, ConditionPath("A"))
+	sub := fieldsets.Subtree(set, ConditionPath("A"))
 	if sub.Size() == 0 || sub.Has(StatusPath()) || sub.Has(ConditionsPath()) {
 		t.Fatalf("Subtree must hold the item and its fields only, got:\n%s", sub)
 	}
@@ -276,7 +277,7 @@ func TestSubtree(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Subtree = %v, want %v", got, want)
 	}
-	if !Subtree(set, ConditionPath("Z")).Empty() || !Subtree(nil, StatusPath()).Empty() {
+	if !fieldsets.Subtree(set, ConditionPath("Z")).Empty() || !fieldsets.Subtree(nil, StatusPath()).Empty() {
 		t.Error("Subtree of a missing prefix must be empty")
 	}
 	if set.Difference(sub).Has(ConditionPath("A")) || !set.Difference(sub).Has(ConditionsPath()) {

@@ -339,23 +339,6 @@ func TestHasPrefix(t *testing.T) {
 	}
 }
 
-func TestSubtreeEdges(t *testing.T) {
-	set := fieldpath.NewSet(StatusPath(), fieldpath.MakePathOrDie("status", "phase"), fieldpath.MakePathOrDie("spec", "x"))
-	if got := Subtree(set, fieldpath.Path{}); !got.Empty() {
-		t.Errorf("Subtree of the empty path = %v", got)
-	}
-	got := Subtree(set, StatusPath())
-	if !got.Has(StatusPath()) || !got.Has(fieldpath.MakePathOrDie("status", "phase")) || got.Size() != 2 {
-		t.Errorf("Subtree(.status) = %v, want .status and .status.phase", got)
-	}
-	if got := Subtree(set, fieldpath.MakePathOrDie("status", "phase")); got.Size() != 1 {
-		t.Errorf("Subtree(.status.phase) = %v, want the leaf alone", got)
-	}
-	if got := Subtree(set, fieldpath.MakePathOrDie("metadata", "labels")); !got.Empty() {
-		t.Errorf("Subtree of a missing parent = %v", got)
-	}
-}
-
 func TestObjectRefString(t *testing.T) {
 	for _, tc := range []struct {
 		ref  ObjectRef
@@ -429,25 +412,6 @@ func TestAppliedFieldsEdges(t *testing.T) {
 				t.Fatalf("set %v, want %d leaves", set, tc.leaves)
 			}
 		})
-	}
-}
-
-func TestWithoutManagedFieldsEdges(t *testing.T) {
-	noMeta := &unstructured.Unstructured{Object: map[string]any{"metadata": "odd"}}
-	if WithoutManagedFields(noMeta) != noMeta {
-		t.Error("an object whose metadata is not a map should be returned as is")
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"kind":     "Widget",
-		"metadata": map[string]any{"name": "w", "namespace": "ns", "managedFields": []any{}},
-	}}
-	view := WithoutManagedFields(u)
-	md := view.Object["metadata"].(map[string]any)
-	if _, has := md["managedFields"]; has || md["name"] != "w" || md["namespace"] != "ns" || view.Object["kind"] != "Widget" {
-		t.Errorf("view %v", view.Object)
-	}
-	if _, has := u.Object["metadata"].(map[string]any)["managedFields"]; !has {
-		t.Error("the original lost its managedFields")
 	}
 }
 

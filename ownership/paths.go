@@ -25,35 +25,6 @@ func ConditionPath(condType string) fieldpath.Path {
 	return fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields(ConditionKey, condType))
 }
 
-// Subtree returns the members of s that are prefix itself or lie below it,
-// with their full paths; ancestors of prefix are not included even when they
-// are members. It never modifies s.
-func Subtree(s *fieldpath.Set, prefix fieldpath.Path) *fieldpath.Set {
-	out := fieldpath.NewSet()
-	if s == nil || len(prefix) == 0 {
-		return out
-	}
-	cur := s
-	for _, pe := range prefix[:len(prefix)-1] {
-		child, ok := cur.Children.Get(pe)
-		if !ok {
-			return out
-		}
-		cur = child
-	}
-	last := prefix[len(prefix)-1]
-	if cur.Members.Has(last) {
-		out.Insert(prefix.Copy())
-	}
-	if child, ok := cur.Children.Get(last); ok {
-		child.Iterate(func(p fieldpath.Path) {
-			full := append(prefix.Copy(), p...)
-			out.Insert(full)
-		})
-	}
-	return out
-}
-
 // OwnedWhole reports whether p is a member of s with no member below it: a
 // value owned as one (a scalar, or an atomic list or map), not a container
 // whose members carry the ownership.

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/internal/objects"
-	"github.com/statusapply/statusapply/ownership"
 )
 
 // entryFields is one entry's fieldsV1, decoded once: it never changes after
@@ -128,7 +127,7 @@ func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*u
 				content[k] = v
 			}
 		}
-		return ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content}), nil
+		return objects.WithoutManagedFields(&unstructured.Unstructured{Object: content}), nil
 	}
 	v := reflect.ValueOf(obj)
 	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {

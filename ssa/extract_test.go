@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -39,7 +40,7 @@ func TestExtractionReadsOnlyTheEntrysFields(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full := ownership.WithoutManagedFields(&unstructured.Unstructured{Object: whole})
+	full := objects.WithoutManagedFields(&unstructured.Unstructured{Object: whole})
 	full.SetGroupVersionKind(gvk)
 	u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(whole)}
 	u.SetGroupVersionKind(gvk)
@@ -133,7 +134,7 @@ func TestEntryCache(t *testing.T) {
 			f, _ := c.fields(raw)
 			obj := widgetWithEntry(map[string]any{"status": map[string]any{"conditions": []any{
 				map[string]any{"type": "A", "status": fmt.Sprint(i)}}}}, nil, "m")
-			content, complete, err := f.extract(tc, ownership.WithoutManagedFields(obj))
+			content, complete, err := f.extract(tc, objects.WithoutManagedFields(obj))
 			if err != nil || !complete || content["status"].(map[string]any)["conditions"].([]any)[0].(map[string]any)["status"] != fmt.Sprint(i) {
 				t.Errorf("extraction %d: %v, complete %v, %v", i, content, complete, err)
 			}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
+	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -424,7 +425,7 @@ func FuzzOwned(f *testing.F) {
 			// without them the extracted item cannot be told from another.
 			return
 		}
-		if bare := ownership.WithoutManagedFields(observed).Object; !valuesMatch(ks.schema, ks.typeRef, owned, bare) && !holdsNull(owned) {
+		if bare := objects.WithoutManagedFields(observed).Object; !valuesMatch(ks.schema, ks.typeRef, owned, bare) && !holdsNull(owned) {
 			t.Fatalf("the extracted %v does not match the object it came from %v", owned, bare)
 		}
 		if holdsNull(owned) {
@@ -443,11 +444,11 @@ func FuzzOwned(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, complete, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw); err != nil || !complete {
+		if _, complete, err := extractFrom(tc, objects.WithoutManagedFields(observed), raw); err != nil || !complete {
 			return // the state is not reused at another resourceVersion
 		}
 		laterObj := widgetWithEntry(later, set, manager)
-		if !valuesMatch(ks.schema, ks.typeRef, owned, ownership.WithoutManagedFields(laterObj).Object) {
+		if !valuesMatch(ks.schema, ks.typeRef, owned, objects.WithoutManagedFields(laterObj).Object) {
 			return
 		}
 		fresh, found, err := extractOwned(tc, laterObj, manager, StatusSubresource)

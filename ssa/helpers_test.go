@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 
-	"github.com/statusapply/statusapply/ownership"
+	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // Helpers the tests share that the library does not need.
@@ -20,7 +20,7 @@ func extractOwned(tc managedfields.TypeConverter, observed *unstructured.Unstruc
 	if err != nil || !found {
 		return map[string]any{}, found, err
 	}
-	m, _, err := extractFrom(tc, ownership.WithoutManagedFields(observed), raw)
+	m, _, err := extractFrom(tc, objects.WithoutManagedFields(observed), raw)
 	return m, err == nil, err
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/statusapply/statusapply/conflicts"
 	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -88,7 +89,7 @@ func (a *Applier) intentFields(t Target, st *ownedState, in *prepared) (*fieldpa
 		set = set.Union(claimed)
 	}
 	if t.Subresource == StatusSubresource {
-		set = ownership.Subtree(set, ownership.StatusPath())
+		set = fieldsets.Subtree(set, ownership.StatusPath())
 	}
 	return set, nil
 }
@@ -233,7 +234,7 @@ func (r *applyRun) recoverAfter(ctx context.Context, resp *answer) {
 		return
 	}
 	if r.t.Subresource == StatusSubresource {
-		owned = ownership.Subtree(owned, ownership.StatusPath())
+		owned = fieldsets.Subtree(owned, ownership.StatusPath())
 	}
 	fresh, err := r.takeBack(ctx, obj, owned, nil)
 	switch {

@@ -61,3 +61,29 @@ func JSONName(f reflect.StructField) (name string, inline, ok bool) {
 	}
 	return f.Name, false, true
 }
+
+// WithoutManagedFields returns obj without metadata.managedFields, sharing
+// everything else with obj (a shallow copy; obj is not modified). Typing an
+// object for structured-merge-diff costs more for its managedFields than for
+// the rest of a typical object, and no manager owns them.
+func WithoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstructured {
+	md, ok := obj.Object["metadata"].(map[string]any)
+	if !ok {
+		return obj
+	}
+	if _, has := md["managedFields"]; !has {
+		return obj
+	}
+	content := make(map[string]any, len(obj.Object))
+	for k, v := range obj.Object {
+		content[k] = v
+	}
+	meta := make(map[string]any, len(md))
+	for k, v := range md {
+		if k != "managedFields" {
+			meta[k] = v
+		}
+	}
+	content["metadata"] = meta
+	return &unstructured.Unstructured{Object: content}
+}

@@ -90,3 +90,45 @@ func TestJSONName(t *testing.T) {
 		}
 	}
 }
+
+func hasManagedFields(u *unstructured.Unstructured) bool {
+	_, has, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+	return has
+}
+
+func TestWithoutManagedFieldsLeavesTheObjectAlone(t *testing.T) {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"metadata": map[string]any{"name": "w1", "managedFields": []any{map[string]any{"manager": "m"}}},
+		"status":   map[string]any{"phase": "On"},
+	}}
+	view := WithoutManagedFields(u)
+	if hasManagedFields(view) || view.GetName() != "w1" || view.Object["status"] == nil {
+		t.Fatalf("view %v: want everything but managedFields", view.Object)
+	}
+	if !hasManagedFields(u) {
+		t.Fatal("the original lost its managedFields")
+	}
+	bare := &unstructured.Unstructured{Object: map[string]any{"metadata": map[string]any{"name": "w1"}}}
+	if WithoutManagedFields(bare) != bare {
+		t.Fatal("an object without managedFields should be returned as is")
+	}
+}
+
+func TestWithoutManagedFieldsEdges(t *testing.T) {
+	noMeta := &unstructured.Unstructured{Object: map[string]any{"metadata": "odd"}}
+	if WithoutManagedFields(noMeta) != noMeta {
+		t.Error("an object whose metadata is not a map should be returned as is")
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"kind":     "Widget",
+		"metadata": map[string]any{"name": "w", "namespace": "ns", "managedFields": []any{}},
+	}}
+	view := WithoutManagedFields(u)
+	md := view.Object["metadata"].(map[string]any)
+	if _, has := md["managedFields"]; has || md["name"] != "w" || md["namespace"] != "ns" || view.Object["kind"] != "Widget" {
+		t.Errorf("view %v", view.Object)
+	}
+	if _, has := u.Object["metadata"].(map[string]any)["managedFields"]; !has {
+		t.Error("the original lost its managedFields")
+	}
+}
