@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/merge"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -139,7 +140,7 @@ func owners(ref ownership.ObjectRef, entries []metav1.ManagedFieldsEntry, live *
 		managers[id] = fieldpath.NewVersionedSet(set.RecursiveDifference(ignored), version, false)
 		return managers, filters, nil
 	}
-	inspected, err := ownership.InspectEntries(ref, entries)
+	inspected, err := inspect.Entries(ref, entries)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -70,7 +70,8 @@ func ExamplePlan_Rewrite() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	after, err := ownership.InspectEntries(ownership.RefOf(w), entries)
+	w.SetManagedFields(entries)
+	after, err := ownership.Inspect(w)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -243,7 +244,7 @@ func (m *Migrator) attempt(ctx context.Context, obj client.Object, gvk schema.Gr
 			return res, nil
 		}
 	}
-	before, err := ownership.InspectEntries(ref, cur.GetManagedFields())
+	before, err := inspect.Entries(ref, cur.GetManagedFields())
 	if err != nil {
 		return nil, err
 	}
@@ -322,12 +323,12 @@ func (m *Migrator) write(ctx context.Context, cur client.Object, entries []metav
 	return nil
 }
 
-// inspectOrEmpty is InspectEntries, with empty managedFields meaning no
+// inspectOrEmpty is inspect.Entries, with empty managedFields meaning no
 // owners (nil) rather than an error: after a migration that released
 // everything, that is the truth, not a stripped object.
 func inspectOrEmpty(ref ownership.ObjectRef, mfs []metav1.ManagedFieldsEntry) (*ownership.Ownership, error) {
 	if len(mfs) == 0 {
 		return nil, nil
 	}
-	return ownership.InspectEntries(ref, mfs)
+	return inspect.Entries(ref, mfs)
 }

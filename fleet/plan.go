@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/internal/fieldsets"
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -195,13 +196,13 @@ type decoded struct {
 // decodeAll decodes every entry, copying the raw entries so that the
 // caller's slice is never modified.
 func decodeAll(mfs []metav1.ManagedFieldsEntry) ([]decoded, error) {
+	entries, err := inspect.Decode(mfs)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]decoded, 0, len(mfs))
-	for _, mf := range mfs {
-		e, err := ownership.DecodeEntry(mf)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, decoded{raw: *mf.DeepCopy(), entry: e})
+	for i, e := range entries {
+		out = append(out, decoded{raw: *mfs[i].DeepCopy(), entry: e})
 	}
 	return out, nil
 }

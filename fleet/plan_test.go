@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/internal/fieldsets"
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -19,7 +20,7 @@ import (
 // condition types and other status leaves, for compact expectations.
 func ownedBy(t *testing.T, mfs []metav1.ManagedFieldsEntry) map[string]string {
 	t.Helper()
-	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}, mfs)
+	o, err := inspect.Entries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}, mfs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/internal/ownershiptest"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -110,11 +111,11 @@ func TestTranslate(t *testing.T) {
 	same := versionsOf(t, [2]string{"v1beta1", "map"}, [2]string{"v1", "map"})
 	obj := machine([]string{"NetworkReady", "Ready"}).Object
 	decode := func(fields string) ownership.Entry {
-		e, err := ownership.DecodeEntry(ownershiptest.Entry("m", ownershiptest.Apply, "status", fields))
+		es, err := inspect.Decode([]metav1.ManagedFieldsEntry{ownershiptest.Entry("m", ownershiptest.Apply, "status", fields)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e
+		return es[0]
 	}
 	tests := []struct {
 		name             string
@@ -242,7 +243,7 @@ func TestRewriteAcrossVersions(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o, err := ownership.InspectEntries(ownership.RefOf(tt.obj), mfs)
+			o, err := inspect.Entries(ownership.RefOf(tt.obj), mfs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -274,7 +275,7 @@ func TestRewriteStaleVersions(t *testing.T) {
 	if err != nil || !changed {
 		t.Fatalf("changed %t, error %v", changed, err)
 	}
-	o, err := ownership.InspectEntries(ownership.RefOf(obj), mfs)
+	o, err := inspect.Entries(ownership.RefOf(obj), mfs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +304,7 @@ func TestRewriteStaleVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err = ownership.InspectEntries(ownership.RefOf(gone), mfs)
+	o, err = inspect.Entries(ownership.RefOf(gone), mfs)
 	if err != nil {
 		t.Fatal(err)
 	}

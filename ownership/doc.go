@@ -2,7 +2,7 @@
 // managedFields: the basics that applying, batching, conflict handling and
 // the fleet tooling all build on.
 //
-//   - Inspect and InspectEntries read an object's managedFields as
+//   - Inspect reads an object's managedFields as
 //     per-manager records (Entry) with structured-merge-diff field sets,
 //     answering who owns a path, which condition types each manager owns,
 //     which status fields are shared and which managers are legacy writers.

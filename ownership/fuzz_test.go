@@ -134,11 +134,11 @@ func FuzzInspectEntries(f *testing.F) {
 			mf.FieldsV1.SetRawBytes(raw)
 		}
 		ref := ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}
-		o, err := InspectEntries(ref, []metav1.ManagedFieldsEntry{mf})
+		o, err := inspectEntries(ref, []metav1.ManagedFieldsEntry{mf})
 		if err != nil {
 			var oe *ObjectError
 			if !errors.As(err, &oe) || oe.Object != ref || !errors.Is(err, ErrBadManagedFields) {
-				t.Fatalf("InspectEntries: %v, want an *ObjectError wrapping ErrBadManagedFields", err)
+				t.Fatalf("inspectEntries: %v, want an *ObjectError wrapping ErrBadManagedFields", err)
 			}
 			return
 		}

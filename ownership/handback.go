@@ -111,7 +111,7 @@ func HandBack(mfs []metav1.ManagedFieldsEntry, manager, subresource, apiVersion 
 	entries := make([]Entry, len(mfs))
 	target := -1
 	for i, mf := range mfs {
-		if entries[i], err = DecodeEntry(mf); err != nil {
+		if entries[i], err = decodeEntry(mf); err != nil {
 			return nil, nil, err
 		}
 		e := entries[i]

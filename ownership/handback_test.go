@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -120,7 +121,7 @@ func TestHandBack(t *testing.T) {
 			if !taken.Equals(tc.taken) {
 				t.Errorf("taken %s, want %s", taken, tc.taken)
 			}
-			o, err := ownership.InspectEntries(ownership.ObjectRef{Name: "w1"}, out)
+			o, err := inspect.Entries(ownership.ObjectRef{Name: "w1"}, out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -136,11 +137,11 @@ func TestHandBack(t *testing.T) {
 			// No field loses its owner: every field owned before is owned after.
 			all := func(mfs []metav1.ManagedFieldsEntry) *fieldpath.Set {
 				s := fieldpath.NewSet()
-				for _, mf := range mfs {
-					e, err := ownership.DecodeEntry(mf)
-					if err != nil {
-						t.Fatal(err)
-					}
+				entries, err := inspect.Decode(mfs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
 					s = s.Union(e.Fields)
 				}
 				return s

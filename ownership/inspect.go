@@ -105,9 +105,9 @@ func Inspect(obj metav1.Object) (*Ownership, error) {
 		if err != nil {
 			return nil, &ObjectError{Object: ref, Op: "inspecting", Err: err}
 		}
-		return InspectEntries(ref, mfs)
+		return inspectEntries(ref, mfs)
 	}
-	return InspectEntries(ref, obj.GetManagedFields())
+	return inspectEntries(ref, obj.GetManagedFields())
 }
 
 // managedFieldsOf decodes u's managedFields. Unstructured.GetManagedFields
@@ -135,16 +135,16 @@ func managedFieldsOf(u *unstructured.Unstructured) ([]metav1.ManagedFieldsEntry,
 	return out, nil
 }
 
-// InspectEntries decodes managedFields that were read apart from their
+// inspectEntries decodes managedFields that were read apart from their
 // object, such as the result of a migration; ref names the object in errors.
 // Empty managedFields yield ErrNoManagedFields, as for Inspect.
-func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*Ownership, error) {
+func inspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*Ownership, error) {
 	if len(managedFields) == 0 {
 		return nil, &ObjectError{Object: ref, Op: "inspecting", Err: ErrNoManagedFields}
 	}
 	o := &Ownership{Object: ref, Entries: make([]Entry, 0, len(managedFields))}
 	for _, mf := range managedFields {
-		e, err := DecodeEntry(mf)
+		e, err := decodeEntry(mf)
 		if err != nil {
 			return nil, &ObjectError{Object: ref, Op: "inspecting", Err: err}
 		}
@@ -153,9 +153,9 @@ func InspectEntries(ref ObjectRef, managedFields []metav1.ManagedFieldsEntry) (*
 	return o, nil
 }
 
-// DecodeEntry turns one managedFields record into an Entry. Its errors wrap
+// decodeEntry turns one managedFields record into an Entry. Its errors wrap
 // ErrBadManagedFields.
-func DecodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
+func decodeEntry(mf metav1.ManagedFieldsEntry) (Entry, error) {
 	e := Entry{
 		Manager:     mf.Manager,
 		Operation:   mf.Operation,

@@ -86,7 +86,7 @@ func TestDecodeEntry(t *testing.T) {
 		{"fieldsV1 that does not decode", badJSON, true, 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e, err := DecodeEntry(tc.mf)
+			e, err := decodeEntry(tc.mf)
 			if tc.err {
 				if !errors.Is(err, ErrBadManagedFields) || !strings.Contains(err.Error(), "m (Apply, status)") {
 					t.Fatalf("err = %v, want ErrBadManagedFields naming m (Apply, status)", err)
@@ -114,7 +114,7 @@ func TestDecodeEntry(t *testing.T) {
 
 func TestInspectEntriesKeepsOrderAndNamesTheObject(t *testing.T) {
 	ref := ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w"}
-	o, err := InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	o, err := inspectEntries(ref, []metav1.ManagedFieldsEntry{
 		ownershiptest.Entry("b", ownershiptest.Apply, "status", ownershiptest.ApplyB),
 		ownershiptest.Entry("a", ownershiptest.Update, "status", ownershiptest.LegacyAB),
 	})
@@ -124,7 +124,7 @@ func TestInspectEntriesKeepsOrderAndNamesTheObject(t *testing.T) {
 	if o.Object != ref || !reflect.DeepEqual(managerNames(o.Entries), []string{"b", "a"}) {
 		t.Errorf("got %v %v", o.Object, managerNames(o.Entries))
 	}
-	_, err = InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	_, err = inspectEntries(ref, []metav1.ManagedFieldsEntry{
 		ownershiptest.Entry("b", ownershiptest.Apply, "status", ownershiptest.ApplyB),
 		ownershiptest.Entry("x", ownershiptest.Apply, "status", `[`),
 	})
@@ -426,7 +426,7 @@ func TestRefOfTypedPointer(t *testing.T) {
 // decode decodes mf or fails the test.
 func decode(t *testing.T, mf metav1.ManagedFieldsEntry) Entry {
 	t.Helper()
-	e, err := DecodeEntry(mf)
+	e, err := decodeEntry(mf)
 	if err != nil {
 		t.Fatal(err)
 	}

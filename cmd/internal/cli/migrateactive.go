@@ -12,6 +12,7 @@ import (
 	"github.com/statusapply/statusapply/fleet"
 	"github.com/statusapply/statusapply/internal/components"
 	"github.com/statusapply/statusapply/internal/durations"
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -93,10 +94,11 @@ func takesFrom(plan fleet.Plan, entries []metav1.ManagedFieldsEntry, i int) bool
 	if len(plan.Conditions) == 0 && !plan.ReleaseShared {
 		return false
 	}
-	e, err := ownership.DecodeEntry(entries[i])
+	decoded, err := inspect.Decode(entries[i : i+1])
 	if err != nil {
 		return true
 	}
+	e := decoded[0]
 	for _, t := range e.ConditionTypes() {
 		if _, ok := plan.Conditions[t]; ok {
 			return true
@@ -106,12 +108,12 @@ func takesFrom(plan fleet.Plan, entries []metav1.ManagedFieldsEntry, i int) bool
 		return false
 	}
 	leaves := e.StatusFields().Leaves()
-	for j, mf := range entries {
+	for j := range entries {
 		if j == i {
 			continue
 		}
-		other, err := ownership.DecodeEntry(mf)
-		if err == nil && !leaves.Intersection(other.StatusFields()).Empty() {
+		other, err := inspect.Decode(entries[j : j+1])
+		if err == nil && !leaves.Intersection(other[0].StatusFields()).Empty() {
 			return true
 		}
 	}

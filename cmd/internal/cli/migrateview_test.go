@@ -10,18 +10,19 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
 func TestMigrateOutputRecord(t *testing.T) {
 	ref := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"}
-	before, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	before, err := inspect.Entries(ref, []metav1.ManagedFieldsEntry{
 		entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", legacyFields),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	after, err := inspect.Entries(ref, []metav1.ManagedFieldsEntry{
 		entry("networking", metav1.ManagedFieldsOperationApply, "status", networkingFields),
 	})
 	if err != nil {
@@ -101,13 +102,13 @@ func TestMigrateOutputRecord(t *testing.T) {
 func recordedMigration(t *testing.T) *migrateOutput {
 	t.Helper()
 	ref := ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"}
-	before, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	before, err := inspect.Entries(ref, []metav1.ManagedFieldsEntry{
 		entry(ownership.BeforeFirstApplyManager, metav1.ManagedFieldsOperationUpdate, "", legacyFields),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := ownership.InspectEntries(ref, []metav1.ManagedFieldsEntry{
+	after, err := inspect.Entries(ref, []metav1.ManagedFieldsEntry{
 		entry("networking", metav1.ManagedFieldsOperationApply, "status", networkingFields),
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/statusapply/statusapply/fleet"
+	"github.com/statusapply/statusapply/internal/inspect"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -39,7 +40,7 @@ func entry(manager string, op metav1.ManagedFieldsOperationType, subresource, fi
 // sharing B with the legacy writer) and the client that created it.
 func mixedView(t *testing.T) ownershipView {
 	t.Helper()
-	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
+	o, err := inspect.Entries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
 		[]metav1.ManagedFieldsEntry{
 			entry("creator", metav1.ManagedFieldsOperationUpdate, "", creatorFields),
 			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", legacyFields),
@@ -95,7 +96,7 @@ func TestViewOfSharedLeavesOutContainers(t *testing.T) {
 }
 
 func TestViewOfAtomicConditions(t *testing.T) {
-	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Gadget"}, Name: "g"}, []metav1.ManagedFieldsEntry{
+	o, err := inspect.Entries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Gadget"}, Name: "g"}, []metav1.ManagedFieldsEntry{
 		entry("a", metav1.ManagedFieldsOperationApply, "status", atomicFields),
 		entry("b", metav1.ManagedFieldsOperationApply, "status", atomicFields),
 	})
@@ -196,7 +197,7 @@ func TestViewOfContainersAreNotFields(t *testing.T) {
 	// its members.
 	const planMap = `{"f:status":{".":{},"f:plan":{".":{}}}}`
 	const planSteps = `{"f:status":{"f:plan":{"f:id":{}}}}`
-	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
+	o, err := inspect.Entries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "Widget"}, Namespace: "ns", Name: "w1"},
 		[]metav1.ManagedFieldsEntry{
 			entry("legacy", metav1.ManagedFieldsOperationUpdate, "status", onlyA),
 			entry("planner", metav1.ManagedFieldsOperationUpdate, "status", planMap),
@@ -221,7 +222,7 @@ func TestKubernetesComponentsAreNotLegacyWriters(t *testing.T) {
 	// What the API server records for a CRD's status.
 	const crdStatus = `{"f:status":{"f:acceptedNames":{"f:kind":{},"f:plural":{}},` +
 		`"f:conditions":{"k:{\"type\":\"Established\"}":{".":{},"f:status":{},"f:type":{}}}}}`
-	o, err := ownership.InspectEntries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "CustomResourceDefinition"}, Name: "widgets.demo.statusapply.io"},
+	o, err := inspect.Entries(ownership.ObjectRef{GVK: schema.GroupVersionKind{Kind: "CustomResourceDefinition"}, Name: "widgets.demo.statusapply.io"},
 		[]metav1.ManagedFieldsEntry{
 			entry("kube-apiserver", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
 			entry("kube-controller-manager", metav1.ManagedFieldsOperationUpdate, "status", crdStatus),
