@@ -109,12 +109,8 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 	}, nil
 }
 
-// EventRecorder is the recorder WithEventRecorder set, or nil: batches record
-// their own Events (shadow-mode divergence) through it.
-func (a *Applier) EventRecorder() conflicts.EventRecorder { return a.cfg.recorder }
-
 // TypeConverter is the Applier's combined schema source, for every kind it can
-// apply, so that code beside it (such as conflicts.Predict) uses the same schemas.
+// apply, so that code beside it (conflicts.Predict, package shadow) uses the same schemas.
 func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 
 // Apply writes t's intent, built by b on top of what the manager owns on
