@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ssa"
@@ -21,7 +20,7 @@ import (
 
 // Status Edits mostly set metav1 conditions, so such entries get a typed build
 // (conditionsIntent, as typed Mutators have) that must agree with the editor:
-// it declines with batching.ErrBuildUntyped unless the intent holds only identity
+// it declines (ssa.Built.Declined) unless the intent holds only identity
 // and conditions and re-encodes to its content, the edits changed only the
 // conditions (as Go values), the schema keys them by type alone in a
 // []metav1.Condition without repeated types, and no changed condition lost
@@ -173,7 +172,7 @@ func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
 
 // editTypedBuild returns the typed build of status Edits of one typed object
 // that keeps metav1 conditions; nil otherwise.
-func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *batching.TypedBuild {
+func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *ssa.TypedBuild {
 	if t.Subresource != ssa.StatusSubresource {
 		return nil
 	}
@@ -187,49 +186,49 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	if !ok {
 		return nil
 	}
-	return &batching.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) error {
+	return &ssa.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
 		in, _ := ac.(*conditionsIntent)
 		if in == nil || in.Untyped || reflect.TypeOf(observed) != typ {
-			return batching.ErrBuildUntyped
+			return ssa.Built{Declined: true}, nil
 		}
 		return editConditions(t, tc, shape, contribs, in, observed)
 	}}
 }
 
 // editConditions runs contribs on a copy of observed and merges the changed
-// conditions into in as the editor would, or declines with batching.ErrBuildUntyped.
+// conditions into in as the editor would, or declines.
 func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
-	in *conditionsIntent, observed client.Object) error {
+	in *conditionsIntent, observed client.Object) (ssa.Built, error) {
 	work, ok := observed.DeepCopyObject().(client.Object)
 	if !ok {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	for i := range contribs {
 		if err := contribs[i].edit(work); err != nil {
-			return fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
+			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
 		}
 	}
 	before, okBefore := shape.statusOf(observed)
 	after, okAfter := shape.statusOf(work)
 	if !okBefore || !okAfter {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	for i := range before.NumField() {
 		if i != shape.conditions && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
-			return batching.ErrBuildUntyped
+			return ssa.Built{Declined: true}, nil
 		}
 	}
 	was, _ := before.Field(shape.conditions).Interface().([]metav1.Condition)
 	now, _ := after.Field(shape.conditions).Interface().([]metav1.Condition)
 	d, ok := diffConditions(was, now)
 	if !ok {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	if len(d.claimed) == 0 && len(d.removed) == 0 {
-		return nil
+		return ssa.Built{}, nil
 	}
 	if !conditionsKeyedByType(tc, t) {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	if len(d.removed) > 0 {
 		removed := fieldpath.NewSet()
@@ -237,12 +236,12 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 			removed.Insert(conditionPath(typ))
 		}
 		e := &editor{target: t, observed: observed}
-		if err := e.checkRemovals(removed); err != nil {
-			return fmt.Errorf("edits %d to %d of %d: %w", 1, len(contribs), len(contribs), err)
+		if built, err := e.checkRemovals(removed); err != nil {
+			return built, fmt.Errorf("edits %d to %d of %d: %w", 1, len(contribs), len(contribs), err)
 		}
 	}
 	d.mergeInto(in)
-	return nil
+	return ssa.Built{}, nil
 }
 
 // conditionsDiff is what edits did to a list of conditions.

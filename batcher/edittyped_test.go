@@ -3,7 +3,6 @@ package batcher
 import (
 	"encoding/json"
 	"errors"
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,6 +44,9 @@ func ownedIntent(t *testing.T, conds ...metav1.Condition) map[string]any {
 // buildBoth runs one edit on observed both ways: the typed build, from a
 // conditionsIntent decoded from owned, and the editor, from owned as
 // unstructured content. It returns each intent as decoded JSON.
+// errDeclined stands for a typed build that declined, beside the builds' errors.
+var errDeclined = errors.New("declined")
+
 func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, edit func(*v1alpha1.Widget)) (typedOut, editorOut any, typedErr, editorErr error) {
 	t.Helper()
 	tc := fuzzTypeConverter(t)
@@ -60,7 +62,11 @@ func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, ed
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(owned), in); err != nil {
 		t.Fatal(err)
 	}
-	if typedErr = tb.Mutate(in, observed); typedErr == nil {
+	built, typedErr := tb.Mutate(in, observed)
+	if typedErr == nil && built.Declined {
+		typedErr = errDeclined
+	}
+	if typedErr == nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +78,7 @@ func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, ed
 
 	intent := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(owned)}
 	ed := &editor{target: target, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-	if editorErr = ed.apply(run, 0, len(run), intent); editorErr == nil {
+	if _, editorErr = ed.apply(run, 0, len(run), intent); editorErr == nil {
 		raw, err := intent.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +178,7 @@ func TestTypedEditsAgreeWithTheEditor(t *testing.T) {
 				t.Fatalf("editor: %v", editorErr)
 			}
 			if tc.decline {
-				if !errors.Is(typedErr, batching.ErrBuildUntyped) {
+				if !errors.Is(typedErr, errDeclined) {
 					t.Fatalf("typed build: %v, want it to decline", typedErr)
 				}
 				return
@@ -348,7 +354,7 @@ func FuzzTypedEditsAgreeWithTheEditor(f *testing.F) {
 			}
 		}
 		typedOut, editorOut, typedErr, editorErr := buildBoth(t, observed, content, edit)
-		if errors.Is(typedErr, batching.ErrBuildUntyped) {
+		if errors.Is(typedErr, errDeclined) {
 			return
 		}
 		if (typedErr == nil) != (editorErr == nil) {

@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -43,7 +42,7 @@ type Shadow struct {
 //
 // Each entry Flush would send goes as a dry run (as Batch.DryRun), guarded (a
 // stale observation is read again, the mutators rerun) and as the owner of its
-// fields (batching.Extras.AsOwner), so that fields another manager owns are
+// fields (ssa.ApplyOptions.AsOwner), so that fields another manager owns are
 // compared too and the conflict the real apply would meet is listed in
 // Divergence.Contested rather than failing the entry. Compare judges the
 // answer against the live object. An entry whose intent changes nothing the
@@ -121,24 +120,24 @@ func (d Divergence) String() string {
 }
 
 // labels are the metric labels of d's items, once each.
-func (d Divergence) labels() []batching.DivergenceLabels {
-	var out []batching.DivergenceLabels
-	add := func(l batching.DivergenceLabels) {
+func (d Divergence) labels() []ssa.DivergenceLabels {
+	var out []ssa.DivergenceLabels
+	add := func(l ssa.DivergenceLabels) {
 		if !slices.Contains(out, l) {
 			out = append(out, l)
 		}
 	}
 	for _, c := range d.Conditions {
 		if c.Change != Changed {
-			add(batching.DivergenceLabels{ConditionType: c.Type, Change: string(c.Change)})
+			add(ssa.DivergenceLabels{ConditionType: c.Type, Change: string(c.Change)})
 			continue
 		}
 		for _, f := range c.Fields {
-			add(batching.DivergenceLabels{ConditionType: c.Type, Field: f, Change: string(Changed)})
+			add(ssa.DivergenceLabels{ConditionType: c.Type, Field: f, Change: string(Changed)})
 		}
 	}
 	for _, f := range d.Fields {
-		add(batching.DivergenceLabels{Field: labelPath(f.Path), Change: string(f.Change)})
+		add(ssa.DivergenceLabels{Field: labelPath(f.Path), Change: string(f.Change)})
 	}
 	return out
 }
@@ -389,24 +388,24 @@ func valueAt(content any, p fieldpath.Path) (any, bool) {
 // the divergence, or returns why it could not be compared.
 func (b *Batch) shadowEntry(ctx context.Context, t ssa.Target, res ssa.Result, err error) error {
 	if err != nil {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
+		b.applier.RecordShadow(t, ssa.ShadowFailed, nil)
 		return err
 	}
 	if !res.Sent {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
+		b.applier.RecordShadow(t, ssa.ShadowAgreed, nil)
 		return nil
 	}
 	d, err := Compare(b.applier.TypeConverter(), t, res.Observed, res.Object)
 	if err != nil {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowFailed, nil)
+		b.applier.RecordShadow(t, ssa.ShadowFailed, nil)
 		return &ssa.Error{Target: t, Attempts: res.Attempts, Err: fmt.Errorf("comparing the dry run with the live object: %w", err)}
 	}
 	if d.Empty() {
-		b.applier.ForBatches().RecordShadow(t, batching.ShadowAgreed, nil)
+		b.applier.RecordShadow(t, ssa.ShadowAgreed, nil)
 		return nil
 	}
 	d.Contested = res.Taken
-	b.applier.ForBatches().RecordShadow(t, batching.ShadowDiverged, d.labels())
+	b.applier.RecordShadow(t, ssa.ShadowDiverged, d.labels())
 	b.logDivergence(ctx, d)
 	if b.shadow.Events {
 		if rec := b.applier.EventRecorder(); rec != nil {

@@ -1,7 +1,6 @@
 package batcher
 
 import (
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"testing"
 
@@ -23,7 +22,7 @@ type compareCase struct {
 	edit       func(w *v1alpha1.Widget)
 	conditions []string
 	fields     []string
-	labels     []batching.DivergenceLabels
+	labels     []ssa.DivergenceLabels
 }
 
 func TestCompare(t *testing.T) {
@@ -61,51 +60,51 @@ func TestCompare(t *testing.T) {
 		}},
 		"a condition's reason": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions[0].Reason = "Degraded" },
 			conditions: []string{`condition Ready: reason "Up" -> "Degraded"`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Ready", Field: "reason", Change: "changed"}}},
+			labels:     []ssa.DivergenceLabels{{ConditionType: "Ready", Field: "reason", Change: "changed"}}},
 		"a condition's status, reason and message, and its lastTransitionTime": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions[1] = cond("Synced", "False", "Stuck")
 			w.Status.Conditions[1].LastTransitionTime = metav1.Unix(1800000000, 0)
 		},
 			conditions: []string{`condition Synced: message "Done" -> "Stuck", reason "Done" -> "Stuck", status "True" -> "False"`},
-			labels: []batching.DivergenceLabels{
+			labels: []ssa.DivergenceLabels{
 				{ConditionType: "Synced", Field: "message", Change: "changed"},
 				{ConditionType: "Synced", Field: "reason", Change: "changed"},
 				{ConditionType: "Synced", Field: "status", Change: "changed"},
 			}},
 		"a condition's observedGeneration": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions[0].ObservedGeneration = 2 },
 			conditions: []string{`condition Ready: observedGeneration 1 -> 2`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Ready", Field: "observedGeneration", Change: "changed"}}},
+			labels:     []ssa.DivergenceLabels{{ConditionType: "Ready", Field: "observedGeneration", Change: "changed"}}},
 		"a condition added": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions = append(w.Status.Conditions, cond("Healthy", "False", "Probing"))
 		},
 			conditions: []string{`condition Healthy: absent -> present (status "False", reason "Probing", message "Probing")`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Healthy", Change: "added"}}},
+			labels:     []ssa.DivergenceLabels{{ConditionType: "Healthy", Change: "added"}}},
 		"a condition removed": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Conditions = w.Status.Conditions[:1] },
 			conditions: []string{`condition Synced: present -> absent (was status "True", reason "Done", message "Done")`},
-			labels:     []batching.DivergenceLabels{{ConditionType: "Synced", Change: "removed"}}},
+			labels:     []ssa.DivergenceLabels{{ConditionType: "Synced", Change: "removed"}}},
 		"the phase": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Phase = "Done" },
 			fields: []string{`.status.phase: "Running" -> "Done"`},
-			labels: []batching.DivergenceLabels{{Field: ".status.phase", Change: "changed"}}},
+			labels: []ssa.DivergenceLabels{{Field: ".status.phase", Change: "changed"}}},
 		"the phase removed": {sub: status, edit: func(w *v1alpha1.Widget) { w.Status.Phase = "" },
 			fields: []string{`.status.phase: "Running" -> absent`},
-			labels: []batching.DivergenceLabels{{Field: ".status.phase", Change: "removed"}}},
+			labels: []ssa.DivergenceLabels{{Field: ".status.phase", Change: "removed"}}},
 		"a plan added": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Plan = &v1alpha1.WidgetPlan{ID: "p1", Steps: []string{"a", "b"}}
 		},
 			fields: []string{`.status.plan: absent -> {"id":"p1","steps":["a","b"]}`},
-			labels: []batching.DivergenceLabels{{Field: ".status.plan", Change: "added"}}},
+			labels: []ssa.DivergenceLabels{{Field: ".status.plan", Change: "added"}}},
 		"map entries, reported by key, labelled by the map": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Attributes = map[string]string{"zone": "b", "rack": "1"}
 		},
 			fields: []string{`.status.attributes.rack: absent -> "1"`, `.status.attributes.zone: "a" -> "b"`},
-			labels: []batching.DivergenceLabels{{Field: ".status.attributes", Change: "added"}, {Field: ".status.attributes", Change: "changed"}}},
+			labels: []ssa.DivergenceLabels{{Field: ".status.attributes", Change: "added"}, {Field: ".status.attributes", Change: "changed"}}},
 		"conditions and fields together": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Status.Conditions[0].Message = "half"
 			w.Status.ReadyReplicas = 3
 		},
 			conditions: []string{`condition Ready: message "Up" -> "half"`},
 			fields:     []string{`.status.readyReplicas: absent -> 3`},
-			labels: []batching.DivergenceLabels{{ConditionType: "Ready", Field: "message", Change: "changed"},
+			labels: []ssa.DivergenceLabels{{ConditionType: "Ready", Field: "message", Change: "changed"},
 				{Field: ".status.readyReplicas", Change: "added"}}},
 		"the status subresource ignores spec and labels": {sub: status, edit: func(w *v1alpha1.Widget) {
 			w.Spec.Replicas = 5
@@ -119,7 +118,7 @@ func TestCompare(t *testing.T) {
 			w.Generation = 2
 		},
 			fields: []string{`.metadata.labels.app: "x" -> "y"`, `.spec.replicas: 1 -> 5`},
-			labels: []batching.DivergenceLabels{{Field: ".metadata.labels", Change: "changed"}, {Field: ".spec.replicas", Change: "changed"}}},
+			labels: []ssa.DivergenceLabels{{Field: ".metadata.labels", Change: "changed"}, {Field: ".spec.replicas", Change: "changed"}}},
 	}
 	tc := applyconfiguration.NewTypeConverter(scheme())
 	for name, c := range cases {

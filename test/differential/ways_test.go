@@ -306,7 +306,7 @@ func withDivergence(live *v1alpha1.Widget, d batcher.Divergence) *v1alpha1.Widge
 }
 
 // policyIsNotFail: shadow mode sends a dry run as the owner of its fields
-// whatever the policy (batching.Extras.AsOwner) and lists what it would take
+// whatever the policy (ssa.ApplyOptions.AsOwner) and lists what it would take
 // as contested; a real apply under another policy yields or takes instead.
 func policyIsNotFail(s scenario) string {
 	var o ssa.ApplyOptions
