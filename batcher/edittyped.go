@@ -27,7 +27,10 @@ import (
 // its observedGeneration (the editor would release that alone) or lacks a
 // lastTransitionTime.
 
-// conditionsIntent is a status intent of conditions only.
+// conditionsIntent is a status intent of conditions only. Its JSON is the
+// editor's intent, up to key order: a status only with a conditions list,
+// even [] (left when the last one is removed); a status without conditions
+// is never sent (the Applier prunes empty structs).
 type conditionsIntent struct {
 	metav1ac.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
@@ -37,49 +40,27 @@ type conditionsIntent struct {
 }
 
 type conditionsStatus struct {
-	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions"`
 }
 
 var conditionsIntentType = reflect.TypeFor[*conditionsIntent]()
 
-// conditionsWire encodes a conditionsIntent as the editor would: a status only
-// with a conditions list, even [] (left when the last one is removed).
-type conditionsWire struct {
-	metav1ac.TypeMetaApplyConfiguration `json:",inline"`
-	Metadata                            *metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Status                              *conditionsWireStatus                  `json:"status,omitempty"`
-}
-
-type conditionsWireStatus struct {
-	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions"`
-}
-
-// MarshalJSON encodes as the editor's intent would, up to key order.
-func (in *conditionsIntent) MarshalJSON() ([]byte, error) { return json.Marshal(in.WireForm()) }
-
-// WireForm is the value MarshalJSON encodes: the Applier types the intent
-// by it, as encoding/json sees it, not by conditionsIntent's own JSON.
-func (in *conditionsIntent) WireForm() any {
-	w := &conditionsWire{TypeMetaApplyConfiguration: in.TypeMetaApplyConfiguration, Metadata: in.ObjectMetaApplyConfiguration}
-	if in.Status != nil && in.Status.Conditions != nil {
-		w.Status = &conditionsWireStatus{Conditions: in.Status.Conditions}
-	}
-	return w
-}
-
 // UnmarshalJSON decodes content and marks the intent Untyped unless encoding it
 // again gives the same content (no unknown fields, nulls or odd time forms).
 func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
-	var w conditionsWire
-	if err := json.Unmarshal(data, &w); err != nil {
+	type plain conditionsIntent // without this method
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
 		*in = conditionsIntent{Untyped: true}
 		return nil //nolint:nilerr // content this form cannot hold is built the unstructured way
 	}
-	*in = conditionsIntent{TypeMetaApplyConfiguration: w.TypeMetaApplyConfiguration, ObjectMetaApplyConfiguration: w.Metadata}
-	if w.Status != nil {
-		in.Status = &conditionsStatus{Conditions: w.Status.Conditions}
+	*in = conditionsIntent(p)
+	if in.Status != nil && in.Status.Conditions == nil {
+		// A status without a conditions list, or with null: not the editor's.
+		in.Untyped = true
+		return nil
 	}
-	again, err := in.MarshalJSON()
+	again, err := json.Marshal(in)
 	if err != nil {
 		in.Untyped = true
 		return nil //nolint:nilerr // as above

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -315,7 +316,8 @@ func pruneEmptyStructs(v reflect.Value) (empty bool) {
 			case f.Kind() == reflect.Pointer || f.Kind() == reflect.Map || f.Kind() == reflect.Struct && prunable(f.Type()):
 				empty = pruneEmptyStructs(f) && empty
 			case f.Kind() == reflect.Slice:
-				empty = empty && f.Len() == 0 // omitempty leaves an empty list out
+				// omitempty leaves an empty list out; without it, only nil is nothing.
+				empty = empty && f.Len() == 0 && (f.IsNil() || omitsEmpty(v.Type().Field(i)))
 			case !f.IsZero():
 				empty = false
 			}
@@ -323,6 +325,12 @@ func pruneEmptyStructs(v reflect.Value) (empty bool) {
 		return empty
 	}
 	return v.IsZero()
+}
+
+// omitsEmpty reports whether f's JSON tag has omitempty.
+func omitsEmpty(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return slices.Contains(strings.Split(opts, ","), "omitempty")
 }
 
 // prunable reports whether t is a struct of exported fields only.
