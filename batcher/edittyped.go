@@ -35,8 +35,6 @@ type conditionsIntent struct {
 	metav1ac.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Status                                 *conditionsStatus `json:"status,omitempty"`
-	// Untyped: the content decoded does not fit this form; the build declines.
-	Untyped bool `json:"-"`
 }
 
 type conditionsStatus struct {
@@ -45,31 +43,28 @@ type conditionsStatus struct {
 
 var conditionsIntentType = reflect.TypeFor[*conditionsIntent]()
 
-// UnmarshalJSON decodes content and marks the intent Untyped unless encoding it
-// again gives the same content (no unknown fields, nulls or odd time forms).
-func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
-	type plain conditionsIntent // without this method
-	var p plain
-	if err := json.Unmarshal(data, &p); err != nil {
-		*in = conditionsIntent{Untyped: true}
-		return nil //nolint:nilerr // content this form cannot hold is built the unstructured way
+// conditionsFromContent is the typed build's ssa.TypedBuild.FromContent: the
+// owned content as a conditionsIntent, which fits unless encoding it again
+// gives other content (unknown fields, nulls, odd time forms, a status
+// without a conditions list).
+func conditionsFromContent(content map[string]any) (ac any, fits bool, err error) {
+	data, err := json.Marshal(content)
+	if err != nil {
+		return nil, false, fmt.Errorf("encoding the owned content: %w", err)
 	}
-	*in = conditionsIntent(p)
-	if in.Status != nil && in.Status.Conditions == nil {
-		// A status without a conditions list, or with null: not the editor's.
-		in.Untyped = true
-		return nil
+	in := &conditionsIntent{}
+	if json.Unmarshal(data, in) != nil || in.Status != nil && in.Status.Conditions == nil {
+		return nil, false, nil
 	}
 	again, err := json.Marshal(in)
 	if err != nil {
-		in.Untyped = true
-		return nil //nolint:nilerr // as above
+		return nil, false, nil //nolint:nilerr // content this form cannot hold is built the unstructured way
 	}
 	var want, got any
 	if json.Unmarshal(data, &want) != nil || json.Unmarshal(again, &got) != nil || !jsonvalue.Equal(want, got) {
-		in.Untyped = true
+		return nil, false, nil
 	}
-	return nil
+	return in, true, nil
 }
 
 // conditionsShape locates a typed object's status and its metav1 conditions.
@@ -167,9 +162,9 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	if !ok {
 		return nil
 	}
-	return &ssa.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
+	return &ssa.TypedBuild{Type: conditionsIntentType, FromContent: conditionsFromContent, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
 		in, _ := ac.(*conditionsIntent)
-		if in == nil || in.Untyped || reflect.TypeOf(observed) != typ {
+		if in == nil || reflect.TypeOf(observed) != typ {
 			return ssa.Built{Declined: true}, nil
 		}
 		return editConditions(t, tc, shape, contribs, in, observed)

@@ -58,12 +58,15 @@ func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, ed
 	if tb == nil || tb.Type != conditionsIntentType {
 		t.Fatalf("no typed build for status Edits of a Widget")
 	}
-	in := reflect.New(conditionsIntentType.Elem()).Interface()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(owned), in); err != nil {
+	in, fits, err := tb.FromContent(runtime.DeepCopyJSON(owned))
+	if err != nil {
 		t.Fatal(err)
 	}
-	built, typedErr := tb.Mutate(in, observed)
-	if typedErr == nil && built.Declined {
+	var built ssa.Built
+	if fits {
+		built, typedErr = tb.Mutate(in, observed)
+	}
+	if typedErr == nil && (!fits || built.Declined) {
 		typedErr = errDeclined
 	}
 	if typedErr == nil {
@@ -268,8 +271,8 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 	}
 }
 
-// Owned content the typed form would not encode back as it was is marked
-// Untyped, so that the editor builds from it; plain conditions are not.
+// Owned content the typed form would not encode back as it was does not fit
+// it, so that the editor builds from it; plain conditions do.
 func TestConditionsIntentDecodesOnlyWhatItEncodesBack(t *testing.T) {
 	id := `"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w","namespace":"ns"}`
 	cond := `{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2024-01-01T00:00:00Z"}`
@@ -292,12 +295,9 @@ func TestConditionsIntentDecodesOnlyWhatItEncodesBack(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.content), &content); err != nil {
 				t.Fatal(err)
 			}
-			in := &conditionsIntent{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, in); err != nil {
-				t.Fatal(err)
-			}
-			if in.Untyped != tc.untyped {
-				t.Fatalf("Untyped = %v, want %v", in.Untyped, tc.untyped)
+			in, fits, err := conditionsFromContent(content)
+			if err != nil || fits == tc.untyped {
+				t.Fatalf("fits = %v (%v), want %v", fits, err, !tc.untyped)
 			}
 			if tc.untyped {
 				return

@@ -39,7 +39,8 @@ type Build struct {
 	// type. Apply takes it instead of Func unless the apply is Guarded, its
 	// conflict policy yields, it removes conditions (RemovingConditions) or
 	// Typed.Type embeds no object metadata: those are built by Func, as is an
-	// intent Typed.Mutate declines (Built.Declined).
+	// intent Typed.Mutate declines (Built.Declined) or whose owned content
+	// Typed.FromContent says Type cannot hold.
 	Typed *TypedBuild
 }
 
@@ -51,6 +52,13 @@ type TypedBuild struct {
 	// Type is the apply configuration type, a pointer to a struct, such as
 	// *acv1alpha1.WidgetApplyConfiguration.
 	Type reflect.Type
+	// FromContent, when set, converts content, what the manager owns as
+	// unstructured content naming the object, into a new value of Type, the
+	// form Mutate edits a copy of in Incremental mode and the intent is
+	// compared with. fits is false when Type cannot hold content as it is:
+	// Func then builds the intent. Nil converts with
+	// runtime.DefaultUnstructuredConverter, for generated types.
+	FromContent func(content map[string]any) (ac any, fits bool, err error)
 	// Mutate edits ac, of Type, a value of its own that already names the
 	// object and, in Incremental mode, holds what the manager owns; observed
 	// is as for BuildFunc. It states the intent Func would, reporting as Func

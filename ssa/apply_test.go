@@ -1050,3 +1050,44 @@ func TestApplyStopsOnceTheContextEnded(t *testing.T) {
 		t.Fatalf("%v, %d applies sent; want the cause and none", err, len(h.bodies()))
 	}
 }
+
+// A typed build's FromContent decides whether its type holds what the manager
+// owns: when it does not, Func builds the intent; when it does, its value is
+// the form Mutate edits; a value of another type is refused. The control
+// converts as the default does and takes the typed path.
+func TestTypedBuildFromContent(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		from       func(content map[string]any) (any, bool, error)
+		wantPrefix string
+		wantErr    string
+	}{
+		{"cannot hold it", func(map[string]any) (any, bool, error) { return nil, false, nil }, unstructuredPrefix, ""},
+		{"another type", func(map[string]any) (any, bool, error) { return &noMetaAC{}, true, nil }, "", "FromContent made"},
+		{"control", func(content map[string]any) (any, bool, error) {
+			ac := &acv1alpha1.WidgetApplyConfiguration{}
+			return ac, true, runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac)
+		}, typedPrefix, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			b := widgetBuild("On", nil)
+			calls := 0
+			b.Typed.FromContent = func(content map[string]any) (any, bool, error) {
+				calls++
+				return tc.from(content)
+			}
+			res, err := h.a.Apply(ctx, h.t, h.observe(t), b)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Apply: %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(intentOf(res), tc.wantPrefix) || calls == 0 {
+				t.Fatalf("intent %s, err %v, FromContent called %d times", res.Intent, err, calls)
+			}
+		})
+	}
+}

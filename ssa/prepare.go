@@ -66,9 +66,14 @@ func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs cli
 // what the mutators put in or keep never reaches another build or the state.
 // built is what tb reported: an intent it declined is built by Func.
 func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode, built *Built) (*prepared, error) {
-	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
+	owned, err := st.form(t, tb, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
+	}
+	if owned == nil {
+		// The type cannot hold what the manager owns.
+		built.Declined = true
+		return nil, nil
 	}
 	var ac any
 	if mode == Incremental {
