@@ -164,10 +164,20 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	}
 	return &ssa.TypedBuild{Type: conditionsIntentType, FromContent: conditionsFromContent, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
 		in, _ := ac.(*conditionsIntent)
-		if in == nil || reflect.TypeOf(observed) != typ {
+		if in == nil {
 			return ssa.Built{Declined: true}, nil
 		}
-		return editConditions(t, tc, shape, contribs, in, observed)
+		// An observation read again is unstructured: the edits take it as
+		// their type, as the editor gives it to them.
+		obs, err := observedAs(observed, typ, t.GVK)
+		if err != nil {
+			return ssa.Built{}, err
+		}
+		typed, ok := obs.(client.Object)
+		if !ok {
+			return ssa.Built{Declined: true}, nil
+		}
+		return editConditions(t, tc, shape, contribs, in, typed)
 	}}
 }
 

@@ -405,3 +405,43 @@ func TestEditRemovingAConditionItsOwnUpdateEntryHoldsFails(t *testing.T) {
 		})
 	}
 }
+
+// An observation read again comes unstructured: the typed build converts it
+// to the edits' type, as the editor does, and builds what it builds from the
+// typed one instead of declining.
+func TestTypedEditsTakeAnUnstructuredObservation(t *testing.T) {
+	a := typedCond("A", "True", 100)
+	observed := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 3},
+		Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a}}}
+	flip := func(w *v1alpha1.Widget) {
+		w.Status.Conditions[0].Status, w.Status.Conditions[0].LastTransitionTime = "False", metav1.Unix(300, 0)
+	}
+	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w",
+		Subresource: ssa.StatusSubresource, Manager: "m"}
+	tb := editTypedBuild(target, fuzzTypeConverter(t), editRun([]func(*v1alpha1.Widget){flip}))
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(observed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(target.GVK)
+	var intents [2]string
+	for i, obs := range []client.Object{observed, u} {
+		in, fits, err := tb.FromContent(ownedIntent(t, a))
+		if err != nil || !fits {
+			t.Fatalf("the owned conditions do not fit: %v", err)
+		}
+		built, err := tb.Mutate(in, obs)
+		if err != nil || built.Declined {
+			t.Fatalf("%T observation: %+v, %v; want it built", obs, built, err)
+		}
+		raw, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intents[i] = string(raw)
+	}
+	if intents[0] != intents[1] || !strings.Contains(intents[0], `"status":"False"`) {
+		t.Fatalf("from a typed observation %s, from an unstructured one %s", intents[0], intents[1])
+	}
+}
