@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -544,7 +543,7 @@ func (b *Batch) flush(ctx context.Context, m flushMode) error {
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var tally batching.PendingTally // settle adds to it under b.mu
+	var tally ssa.Pending // settle adds to it under b.mu
 	if len(work) == 1 {
 		// A reconcile's usual Flush: no goroutine to wait for.
 		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, m)
@@ -562,14 +561,14 @@ func (b *Batch) flush(ctx context.Context, m flushMode) error {
 		wg.Wait()
 	}
 	if m.dryRun == nil && m.consume == nil {
-		b.applier.ForBatches().RecordPending(&tally)
+		b.applier.RecordPending(&tally)
 	}
 	return errors.Join(errs...)
 }
 
 // flushShare flushes w as m says and lets go of it: a large Flush holds only
 // entries in flight.
-func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *batching.PendingTally, m flushMode) error {
+func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *ssa.Pending, m flushMode) error {
 	var err error
 	if m.consume != nil {
 		err = b.consumeObject(ctx, *w, m.consume)
@@ -600,12 +599,12 @@ func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
 
 // settle records what the Flush did with w's entries and drops the sent
 // ones, keeping the object: the next Flush builds on its observation.
-func (b *Batch) settle(w *flushWork, tally *batching.PendingTally) {
+func (b *Batch) settle(w *flushWork, tally *ssa.Pending) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, ew := range w.entries {
 		t := &ew.entry.target
-		tally.Add(batching.Series{Manager: t.Manager, Group: t.GVK.Group, Kind: t.GVK.Kind}, len(ew.entry.contribs) > 0)
+		tally.Add(t, len(ew.entry.contribs) > 0)
 	}
 	b.dropSent(w.object)
 }
@@ -692,9 +691,10 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 			errs = append(errs, &ssa.Error{Target: *t, Err: fmt.Errorf("%w (uid %s, now %s)", ErrReplaced, incarnation, obs.GetUID())})
 			continue
 		}
+		opts.DryRun = dryRun != nil
 		// Defer decoding when nothing in this Flush reads the response.
-		x := batching.Extras{DryRun: dryRun != nil, DeferDecode: dryRun == nil && b.onResult == nil && i == len(w.entries)-1}
-		res, err := b.applier.ForBatches().Apply(ctx, *t, obs, b.entryBuild(t, contribs, ew.acType), x, opts)
+		opts.RawResponse = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
+		res, err := b.applier.Apply(ctx, *t, obs, b.entryBuild(t, contribs, ew.acType), opts)
 		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)

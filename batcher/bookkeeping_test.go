@@ -285,7 +285,8 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			for _, c := range tc.contribs {
 				e.push(&c)
 			}
-			b, typed := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
+			b := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
+			typed := b.Typed
 			if b.Func == nil || (typed != nil) != tc.typed {
 				t.Fatalf("typed build %v, want %v", typed != nil, tc.typed)
 			}
@@ -688,5 +689,35 @@ func TestObservationIsACopyOfTheObjectQueued(t *testing.T) {
 	}
 	if kept(&naive) {
 		t.Fatal("the control: a shallow copy should see the caller's in-place changes")
+	}
+}
+
+// How a batch sends an entry is the batch's: a contribution asking for a dry
+// run, a forced dry run or an undecoded response is refused, on the first
+// contribution for an object as on the fast path after a valid one, and
+// nothing is queued; the same contribution without it is.
+func TestContributionTakesNoSendOptions(t *testing.T) {
+	for name, opt := range map[string]*ssa.ApplyOptions{
+		"DryRun": {DryRun: true}, "AsOwner": {DryRun: true, AsOwner: true}, "RawResponse": {RawResponse: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newBatchFixture(t)
+			w := f.widget(t, "w0")
+			if err := Object(f.b, w, "m", label("a", "1"), opt); !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), name) {
+				t.Fatalf("the first contribution: %v, want ErrInvalidInput naming %s", err, name)
+			}
+			if len(f.b.objects) != 0 {
+				t.Fatalf("%d objects queued, want none", len(f.b.objects))
+			}
+			if err := Object(f.b, w, "m", label("a", "1")); err != nil {
+				t.Fatal(err)
+			}
+			if err := EditObject(f.b, w, "m", func(*v1alpha1.Widget) error { return nil }, opt); !errors.Is(err, ssa.ErrInvalidInput) {
+				t.Fatalf("after a valid one: %v, want ErrInvalidInput", err)
+			}
+			if got := len(f.b.objects[0].entries[0].contribs); got != 1 {
+				t.Fatalf("%d contributions queued, want the valid one only", got)
+			}
+		})
 	}
 }

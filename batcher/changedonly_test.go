@@ -125,7 +125,7 @@ func TestEditTypesWhatItChangedAlone(t *testing.T) {
 		e := &editor{target: ssa.Target{GVK: gvk, Subresource: ssa.StatusSubresource, Manager: "m"}, tc: tc,
 			observed: observed, working: map[reflect.Type]client.Object{}}
 		intent := &unstructured.Unstructured{Object: map[string]any{}}
-		err := e.apply([]contribution{{fn: edit, call: editCaller[*unstructured.Unstructured]{}}}, 0, 1, intent)
+		_, err := e.apply([]contribution{{fn: edit, call: editCaller[*unstructured.Unstructured]{}}}, 0, 1, intent)
 		return intent.Object, err
 	}
 

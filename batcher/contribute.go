@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -52,9 +51,9 @@ func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, m
 func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager string, opts []ssa.ApplyOption, c contribution, invalid error) error {
 	if len(opts) > 0 {
 		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
-		if invalid == nil && (c.opts.DryRun || c.opts.AsOwner) {
-			invalid = fmt.Errorf("%w: ssa.DryRun and ssa.DryRunAsOwner are options of Applier.Apply, "+
-				"not of a batch's contributions (Batch.DryRun dry-runs a batch)", ssa.ErrInvalidInput)
+		if invalid == nil && (c.opts.DryRun || c.opts.AsOwner || c.opts.RawResponse) {
+			// How a batch sends an entry is the batch's (Batch.DryRun, package shadow).
+			invalid = fmt.Errorf("%w: a contribution takes no DryRun, AsOwner or RawResponse", ssa.ErrInvalidInput)
 		}
 	}
 	if invalid == nil {
@@ -178,53 +177,51 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 	return newFromContent(typ, u)
 }
 
-// entryBuild is how Flush builds an entry of contribs for t: the general build with
-// the typed one attached for the Applier.
+// entryBuild is how Flush builds an entry of contribs for t.
 func (b *Batch) entryBuild(t *ssa.Target, contribs []contribution, acType reflect.Type) ssa.Build {
-	general, typed := build(t, b.applier.TypeConverter(), contribs, acType)
-	return b.applier.ForBatches().WithTyped(general, typed)
+	return build(t, b.applier.TypeConverter(), contribs, acType)
 }
 
 // build returns how to build t's intent from contribs, in queue order. acType,
 // the one apply configuration type of contribs' Mutators (nil if several or any
 // Edit), or status Edits of a typed object (editTypedBuild) add a typed build.
 // t is shared, not copied: an entry's target never changes.
-func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) (ssa.Build, *batching.TypedBuild) {
+func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
 	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
 	if acType == nil || acType == unstructuredType {
-		return b, editTypedBuild(*t, tc, contribs)
+		b.Typed = editTypedBuild(*t, tc, contribs)
+		return b
 	}
-	return b, &batching.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) error {
+	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
 		obs := observations{observed: observed, gvk: t.GVK}
 		for i := range contribs {
 			if err := obs.mutate(&contribs[i], ac, i, len(contribs)); err != nil {
-				return err
+				return ssa.Built{}, err
 			}
 		}
-		return nil
+		return ssa.Built{}, nil
 	}}
+	return b
 }
 
 // buildFunc runs contribs in queue order on the unstructured intent, one step
 // at a time; an editor turns Edits into changes of the intent.
 func buildFunc(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
-	return func(intent *unstructured.Unstructured, observed client.Object) error {
+	return func(intent *unstructured.Unstructured, observed client.Object) (ssa.Built, error) {
 		plan := steps(contribs) // here: a typed build never needs it
 		edits := &editor{target: *t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
 		obs := observations{observed: observed, gvk: t.GVK}
 		for _, s := range plan {
 			run := contribs[s.start:s.end]
-			var err error
 			if run[0].isEdit() {
-				err = edits.apply(run, s.start, len(contribs), intent)
-			} else {
-				err = obs.mutateAll(intent, run, s.start, len(contribs))
-			}
-			if err != nil {
-				return err
+				if built, err := edits.apply(run, s.start, len(contribs), intent); err != nil {
+					return built, err
+				}
+			} else if err := obs.mutateAll(intent, run, s.start, len(contribs)); err != nil {
+				return ssa.Built{}, err
 			}
 		}
-		return nil
+		return ssa.Built{}, nil
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
@@ -86,14 +85,14 @@ type editor struct {
 
 // apply runs edits of one object type on the working copy and merges what they
 // changed into intent; first and total number them for errors.
-func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) error {
+func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) (ssa.Built, error) {
 	c := &run[0]
 	typ := c.observedType()
 	work, ok := e.working[typ]
 	if !ok {
 		obs, err := observedAs(e.observed, typ, e.target.GVK)
 		if err != nil {
-			return err
+			return ssa.Built{}, err
 		}
 		// Edits change the working copy: observed itself must be copied.
 		work, _ = obs.(client.Object)
@@ -101,27 +100,27 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 			work, _ = e.observed.DeepCopyObject().(client.Object)
 		}
 		if work == nil {
-			return fmt.Errorf("%v is not a client.Object", typ)
+			return ssa.Built{}, fmt.Errorf("%v is not a client.Object", typ)
 		}
 		e.working[typ] = work
 	}
 	pristine, _ := work.DeepCopyObject().(client.Object)
 	for i := range run {
 		if err := run[i].edit(work); err != nil {
-			return fmt.Errorf("edit %d of %d: %w", first+i+1, total, err)
+			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", first+i+1, total, err)
 		}
 	}
 	if reflect.DeepEqual(work, pristine) {
 		// Nothing to claim or release: skip the schema comparison.
-		return nil
+		return ssa.Built{}, nil
 	}
 	before, err := e.content(pristine)
 	if err != nil {
-		return err
+		return ssa.Built{}, err
 	}
 	after, err := e.content(work)
 	if err != nil {
-		return err
+		return ssa.Built{}, err
 	}
 	// Only what the edits changed is typed: a field another manager set,
 	// which this writer's schema lacks (an older CRD), is none of its
@@ -130,34 +129,34 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	was, now := changedOnly(before, after)
 	tv, err := typedContent(e.tc, e.target.GVK, "the edited object", now)
 	if err != nil {
-		return err
+		return ssa.Built{}, err
 	}
 	changed, gone := fieldpath.NewSet(), fieldpath.NewSet()
 	diffClaims(tv.Schema(), tv.TypeRef(), was, now, changed, gone)
 	claimed := e.relevant(claimElements(changed).Leaves())
 	removed := topmost(e.relevant(gone))
 	if claimed.Empty() && removed.Empty() {
-		return nil
+		return ssa.Built{}, nil
 	}
 	if !removed.Empty() {
 		// A removed field is in was alone: one the schema lacks is refused
 		// as a set one is, before any read of its owners.
 		if _, err := typedContent(e.tc, e.target.GVK, "what the edit removes", was); err != nil {
-			return err
+			return ssa.Built{}, err
 		}
 	}
-	if err := e.checkRemovals(removed); err != nil {
-		return fmt.Errorf("edits %d to %d of %d: %w", first+1, first+len(run), total, err)
+	if built, err := e.checkRemovals(removed); err != nil {
+		return built, fmt.Errorf("edits %d to %d of %d: %w", first+1, first+len(run), total, err)
 	}
 	var merged any = intent.Object
 	claimed.Iterate(func(p fieldpath.Path) { merged, _ = copyPath(merged, after, p) })
 	removed.Iterate(func(p fieldpath.Path) { merged = removePath(merged, p) })
 	content, ok := merged.(map[string]any)
 	if !ok {
-		return errors.New("the apply configuration is not an object")
+		return ssa.Built{}, errors.New("the apply configuration is not an object")
 	}
 	intent.Object = content
-	return nil
+	return ssa.Built{}, nil
 }
 
 // kindSchema returns an empty typed object of gvk, for its Schema and TypeRef.
@@ -367,17 +366,21 @@ func topmost(set *fieldpath.Set) *fieldpath.Set {
 
 // checkRemovals refuses removing fields that an entry other than the one the
 // apply releases owns: another manager's, in any operation or subresource, or
-// the manager's own Update or other subresource's entry.
-func (e *editor) checkRemovals(removed *fieldpath.Set) error {
+// the manager's own Update or other subresource's entry. Built says, with the
+// refusal, what the Applier may do about it: read the managedFields an
+// observation without them lacks, or take back the fields only
+// before-first-apply holds.
+func (e *editor) checkRemovals(removed *fieldpath.Set) (ssa.Built, error) {
 	if removed.Empty() {
-		return nil
+		return ssa.Built{}, nil
 	}
 	if !ownership.HasManagedFields(e.observed) {
-		return fmt.Errorf("%w: who owns the fields the edit removes is unknown", objects.ErrNeedsManagedFields)
+		return ssa.Built{NeedsManagedFields: true},
+			fmt.Errorf("%w: who owns the fields the edit removes is unknown", objects.ErrNeedsManagedFields)
 	}
 	owners, err := ownership.Inspect(e.observed)
 	if err != nil {
-		return err
+		return ssa.Built{}, err
 	}
 	var foreign []string
 	onlyBeforeFirstApply := true
@@ -393,13 +396,13 @@ func (e *editor) checkRemovals(removed *fieldpath.Set) error {
 		})
 	}
 	if len(foreign) == 0 {
-		return nil
+		return ssa.Built{}, nil
 	}
 	sort.Strings(foreign)
 	err = fmt.Errorf("%w: %s", ssa.ErrRemovesForeignField, strings.Join(foreign, "; "))
 	if onlyBeforeFirstApply {
 		// No real manager holds them: the Applier takes them back.
-		return &batching.HeldBeforeFirstApply{Fields: removed, Err: err}
+		return ssa.Built{HeldBeforeFirstApply: removed}, err
 	}
-	return err
+	return ssa.Built{}, err
 }

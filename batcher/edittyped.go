@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ssa"
@@ -21,75 +20,51 @@ import (
 
 // Status Edits mostly set metav1 conditions, so such entries get a typed build
 // (conditionsIntent, as typed Mutators have) that must agree with the editor:
-// it declines with batching.ErrBuildUntyped unless the intent holds only identity
+// it declines (ssa.Built.Declined) unless the intent holds only identity
 // and conditions and re-encodes to its content, the edits changed only the
 // conditions (as Go values), the schema keys them by type alone in a
 // []metav1.Condition without repeated types, and no changed condition lost
 // its observedGeneration (the editor would release that alone) or lacks a
 // lastTransitionTime.
 
-// conditionsIntent is a status intent of conditions only.
+// conditionsIntent is a status intent of conditions only. Its JSON is the
+// editor's intent, up to key order: a status only with a conditions list,
+// even [] (left when the last one is removed); a status without conditions
+// is never sent (the Applier prunes empty structs).
 type conditionsIntent struct {
 	metav1ac.TypeMetaApplyConfiguration    `json:",inline"`
 	*metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
 	Status                                 *conditionsStatus `json:"status,omitempty"`
-	// Untyped: the content decoded does not fit this form; the build declines.
-	Untyped bool `json:"-"`
 }
 
 type conditionsStatus struct {
-	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions"`
 }
 
 var conditionsIntentType = reflect.TypeFor[*conditionsIntent]()
 
-// conditionsWire encodes a conditionsIntent as the editor would: a status only
-// with a conditions list, even [] (left when the last one is removed).
-type conditionsWire struct {
-	metav1ac.TypeMetaApplyConfiguration `json:",inline"`
-	Metadata                            *metav1ac.ObjectMetaApplyConfiguration `json:"metadata,omitempty"`
-	Status                              *conditionsWireStatus                  `json:"status,omitempty"`
-}
-
-type conditionsWireStatus struct {
-	Conditions []metav1ac.ConditionApplyConfiguration `json:"conditions"`
-}
-
-// MarshalJSON encodes as the editor's intent would, up to key order.
-func (in *conditionsIntent) MarshalJSON() ([]byte, error) { return json.Marshal(in.WireForm()) }
-
-// WireForm is the value MarshalJSON encodes: the Applier types the intent
-// by it, as encoding/json sees it, not by conditionsIntent's own JSON.
-func (in *conditionsIntent) WireForm() any {
-	w := &conditionsWire{TypeMetaApplyConfiguration: in.TypeMetaApplyConfiguration, Metadata: in.ObjectMetaApplyConfiguration}
-	if in.Status != nil && in.Status.Conditions != nil {
-		w.Status = &conditionsWireStatus{Conditions: in.Status.Conditions}
-	}
-	return w
-}
-
-// UnmarshalJSON decodes content and marks the intent Untyped unless encoding it
-// again gives the same content (no unknown fields, nulls or odd time forms).
-func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
-	var w conditionsWire
-	if err := json.Unmarshal(data, &w); err != nil {
-		*in = conditionsIntent{Untyped: true}
-		return nil //nolint:nilerr // content this form cannot hold is built the unstructured way
-	}
-	*in = conditionsIntent{TypeMetaApplyConfiguration: w.TypeMetaApplyConfiguration, ObjectMetaApplyConfiguration: w.Metadata}
-	if w.Status != nil {
-		in.Status = &conditionsStatus{Conditions: w.Status.Conditions}
-	}
-	again, err := in.MarshalJSON()
+// conditionsFromContent is the typed build's ssa.TypedBuild.FromContent: the
+// owned content as a conditionsIntent, which fits unless encoding it again
+// gives other content (unknown fields, nulls, odd time forms, a status
+// without a conditions list).
+func conditionsFromContent(content map[string]any) (ac any, fits bool, err error) {
+	data, err := json.Marshal(content)
 	if err != nil {
-		in.Untyped = true
-		return nil //nolint:nilerr // as above
+		return nil, false, fmt.Errorf("encoding the owned content: %w", err)
+	}
+	in := &conditionsIntent{}
+	if json.Unmarshal(data, in) != nil || in.Status != nil && in.Status.Conditions == nil {
+		return nil, false, nil
+	}
+	again, err := json.Marshal(in)
+	if err != nil {
+		return nil, false, nil //nolint:nilerr // content this form cannot hold is built the unstructured way
 	}
 	var want, got any
 	if json.Unmarshal(data, &want) != nil || json.Unmarshal(again, &got) != nil || !jsonvalue.Equal(want, got) {
-		in.Untyped = true
+		return nil, false, nil
 	}
-	return nil
+	return in, true, nil
 }
 
 // conditionsShape locates a typed object's status and its metav1 conditions.
@@ -173,7 +148,7 @@ func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
 
 // editTypedBuild returns the typed build of status Edits of one typed object
 // that keeps metav1 conditions; nil otherwise.
-func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *batching.TypedBuild {
+func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []contribution) *ssa.TypedBuild {
 	if t.Subresource != ssa.StatusSubresource {
 		return nil
 	}
@@ -187,49 +162,59 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	if !ok {
 		return nil
 	}
-	return &batching.TypedBuild{Type: conditionsIntentType, Mutate: func(ac any, observed client.Object) error {
+	return &ssa.TypedBuild{Type: conditionsIntentType, FromContent: conditionsFromContent, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
 		in, _ := ac.(*conditionsIntent)
-		if in == nil || in.Untyped || reflect.TypeOf(observed) != typ {
-			return batching.ErrBuildUntyped
+		if in == nil {
+			return ssa.Built{Declined: true}, nil
 		}
-		return editConditions(t, tc, shape, contribs, in, observed)
+		// An observation read again is unstructured: the edits take it as
+		// their type, as the editor gives it to them.
+		obs, err := observedAs(observed, typ, t.GVK)
+		if err != nil {
+			return ssa.Built{}, err
+		}
+		typed, ok := obs.(client.Object)
+		if !ok {
+			return ssa.Built{Declined: true}, nil
+		}
+		return editConditions(t, tc, shape, contribs, in, typed)
 	}}
 }
 
 // editConditions runs contribs on a copy of observed and merges the changed
-// conditions into in as the editor would, or declines with batching.ErrBuildUntyped.
+// conditions into in as the editor would, or declines.
 func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
-	in *conditionsIntent, observed client.Object) error {
+	in *conditionsIntent, observed client.Object) (ssa.Built, error) {
 	work, ok := observed.DeepCopyObject().(client.Object)
 	if !ok {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	for i := range contribs {
 		if err := contribs[i].edit(work); err != nil {
-			return fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
+			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
 		}
 	}
 	before, okBefore := shape.statusOf(observed)
 	after, okAfter := shape.statusOf(work)
 	if !okBefore || !okAfter {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	for i := range before.NumField() {
 		if i != shape.conditions && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
-			return batching.ErrBuildUntyped
+			return ssa.Built{Declined: true}, nil
 		}
 	}
 	was, _ := before.Field(shape.conditions).Interface().([]metav1.Condition)
 	now, _ := after.Field(shape.conditions).Interface().([]metav1.Condition)
 	d, ok := diffConditions(was, now)
 	if !ok {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	if len(d.claimed) == 0 && len(d.removed) == 0 {
-		return nil
+		return ssa.Built{}, nil
 	}
 	if !conditionsKeyedByType(tc, t) {
-		return batching.ErrBuildUntyped
+		return ssa.Built{Declined: true}, nil
 	}
 	if len(d.removed) > 0 {
 		removed := fieldpath.NewSet()
@@ -237,12 +222,12 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 			removed.Insert(conditionPath(typ))
 		}
 		e := &editor{target: t, observed: observed}
-		if err := e.checkRemovals(removed); err != nil {
-			return fmt.Errorf("edits %d to %d of %d: %w", 1, len(contribs), len(contribs), err)
+		if built, err := e.checkRemovals(removed); err != nil {
+			return built, fmt.Errorf("edits %d to %d of %d: %w", 1, len(contribs), len(contribs), err)
 		}
 	}
 	d.mergeInto(in)
-	return nil
+	return ssa.Built{}, nil
 }
 
 // conditionsDiff is what edits did to a list of conditions.

@@ -3,7 +3,6 @@ package batcher
 import (
 	"encoding/json"
 	"errors"
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"strings"
 	"testing"
@@ -45,6 +44,9 @@ func ownedIntent(t *testing.T, conds ...metav1.Condition) map[string]any {
 // buildBoth runs one edit on observed both ways: the typed build, from a
 // conditionsIntent decoded from owned, and the editor, from owned as
 // unstructured content. It returns each intent as decoded JSON.
+// errDeclined stands for a typed build that declined, beside the builds' errors.
+var errDeclined = errors.New("declined")
+
 func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, edit func(*v1alpha1.Widget)) (typedOut, editorOut any, typedErr, editorErr error) {
 	t.Helper()
 	tc := fuzzTypeConverter(t)
@@ -56,11 +58,18 @@ func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, ed
 	if tb == nil || tb.Type != conditionsIntentType {
 		t.Fatalf("no typed build for status Edits of a Widget")
 	}
-	in := reflect.New(conditionsIntentType.Elem()).Interface()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(runtime.DeepCopyJSON(owned), in); err != nil {
+	in, fits, err := tb.FromContent(runtime.DeepCopyJSON(owned))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if typedErr = tb.Mutate(in, observed); typedErr == nil {
+	var built ssa.Built
+	if fits {
+		built, typedErr = tb.Mutate(in, observed)
+	}
+	if typedErr == nil && (!fits || built.Declined) {
+		typedErr = errDeclined
+	}
+	if typedErr == nil {
 		raw, err := json.Marshal(in)
 		if err != nil {
 			t.Fatal(err)
@@ -72,7 +81,7 @@ func buildBoth(t *testing.T, observed *v1alpha1.Widget, owned map[string]any, ed
 
 	intent := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(owned)}
 	ed := &editor{target: target, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-	if editorErr = ed.apply(run, 0, len(run), intent); editorErr == nil {
+	if _, editorErr = ed.apply(run, 0, len(run), intent); editorErr == nil {
 		raw, err := intent.MarshalJSON()
 		if err != nil {
 			t.Fatal(err)
@@ -172,7 +181,7 @@ func TestTypedEditsAgreeWithTheEditor(t *testing.T) {
 				t.Fatalf("editor: %v", editorErr)
 			}
 			if tc.decline {
-				if !errors.Is(typedErr, batching.ErrBuildUntyped) {
+				if !errors.Is(typedErr, errDeclined) {
 					t.Fatalf("typed build: %v, want it to decline", typedErr)
 				}
 				return
@@ -262,8 +271,8 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 	}
 }
 
-// Owned content the typed form would not encode back as it was is marked
-// Untyped, so that the editor builds from it; plain conditions are not.
+// Owned content the typed form would not encode back as it was does not fit
+// it, so that the editor builds from it; plain conditions do.
 func TestConditionsIntentDecodesOnlyWhatItEncodesBack(t *testing.T) {
 	id := `"apiVersion":"demo.statusapply.io/v1alpha1","kind":"Widget","metadata":{"name":"w","namespace":"ns"}`
 	cond := `{"type":"A","status":"True","reason":"R","message":"m","lastTransitionTime":"2024-01-01T00:00:00Z"}`
@@ -286,12 +295,9 @@ func TestConditionsIntentDecodesOnlyWhatItEncodesBack(t *testing.T) {
 			if err := json.Unmarshal([]byte(tc.content), &content); err != nil {
 				t.Fatal(err)
 			}
-			in := &conditionsIntent{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(content, in); err != nil {
-				t.Fatal(err)
-			}
-			if in.Untyped != tc.untyped {
-				t.Fatalf("Untyped = %v, want %v", in.Untyped, tc.untyped)
+			in, fits, err := conditionsFromContent(content)
+			if err != nil || fits == tc.untyped {
+				t.Fatalf("fits = %v (%v), want %v", fits, err, !tc.untyped)
 			}
 			if tc.untyped {
 				return
@@ -348,7 +354,7 @@ func FuzzTypedEditsAgreeWithTheEditor(f *testing.F) {
 			}
 		}
 		typedOut, editorOut, typedErr, editorErr := buildBoth(t, observed, content, edit)
-		if errors.Is(typedErr, batching.ErrBuildUntyped) {
+		if errors.Is(typedErr, errDeclined) {
 			return
 		}
 		if (typedErr == nil) != (editorErr == nil) {
@@ -397,5 +403,45 @@ func TestEditRemovingAConditionItsOwnUpdateEntryHoldsFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// An observation read again comes unstructured: the typed build converts it
+// to the edits' type, as the editor does, and builds what it builds from the
+// typed one instead of declining.
+func TestTypedEditsTakeAnUnstructuredObservation(t *testing.T) {
+	a := typedCond("A", "True", 100)
+	observed := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w", Namespace: "ns", Generation: 3},
+		Status: v1alpha1.WidgetStatus{Conditions: []metav1.Condition{a}}}
+	flip := func(w *v1alpha1.Widget) {
+		w.Status.Conditions[0].Status, w.Status.Conditions[0].LastTransitionTime = "False", metav1.Unix(300, 0)
+	}
+	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w",
+		Subresource: ssa.StatusSubresource, Manager: "m"}
+	tb := editTypedBuild(target, fuzzTypeConverter(t), editRun([]func(*v1alpha1.Widget){flip}))
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(observed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	u.SetGroupVersionKind(target.GVK)
+	var intents [2]string
+	for i, obs := range []client.Object{observed, u} {
+		in, fits, err := tb.FromContent(ownedIntent(t, a))
+		if err != nil || !fits {
+			t.Fatalf("the owned conditions do not fit: %v", err)
+		}
+		built, err := tb.Mutate(in, obs)
+		if err != nil || built.Declined {
+			t.Fatalf("%T observation: %+v, %v; want it built", obs, built, err)
+		}
+		raw, err := json.Marshal(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		intents[i] = string(raw)
+	}
+	if intents[0] != intents[1] || !strings.Contains(intents[0], `"status":"False"`) {
+		t.Fatalf("from a typed observation %s, from an unstructured one %s", intents[0], intents[1])
 	}
 }

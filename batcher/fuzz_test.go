@@ -70,7 +70,7 @@ func FuzzEditDiff(f *testing.F) {
 		target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w",
 			Subresource: sub, Manager: "m"}
 		ed := &editor{target: target, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-		if err := ed.apply(run, 0, len(run), intent); err != nil {
+		if _, err := ed.apply(run, 0, len(run), intent); err != nil {
 			t.Fatalf("edit: %v", err)
 		}
 		part := func(content map[string]any) any { return subresourcePart(content, sub) }
@@ -84,7 +84,7 @@ func FuzzEditDiff(f *testing.F) {
 		// Declarative: only what changed is claimed.
 		declared := &unstructured.Unstructured{Object: map[string]any{}}
 		ed = &editor{target: target, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-		if err := ed.apply(run, 0, len(run), declared); err != nil {
+		if _, err := ed.apply(run, 0, len(run), declared); err != nil {
 			t.Fatalf("edit: %v", err)
 		}
 		if sameByKeys(part(before), part(after)) && len(declared.Object) != 0 {

@@ -13,8 +13,6 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // A typed entry stays in the apply configuration type its mutators edit: it is
@@ -337,11 +335,11 @@ func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.Condit
 }
 
 // edit runs tb's mutators on the build's own copy of f's apply configuration
-// and reports whether the result still equals f's.
-func (f *acForm) edit(tb *batching.TypedBuild, observed client.Object) (ac any, same bool, err error) {
+// and reports whether the result still equals f's, and what tb reported.
+func (f *acForm) edit(tb *TypedBuild, observed client.Object) (ac any, same bool, built Built, err error) {
 	ac = deepCopyAC(f.ac)
-	if err := tb.Mutate(ac, observed); err != nil {
-		return nil, false, err
+	if built, err = tb.Mutate(ac, observed); err != nil || built.Declined {
+		return nil, false, built, err
 	}
-	return ac, equalAC(ac, f.ac), nil
+	return ac, equalAC(ac, f.ac), built, nil
 }

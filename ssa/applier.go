@@ -18,25 +18,74 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
-	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // BuildFunc edits intent, one Target's apply configuration as unstructured
 // content that already names the object. observed, typed or unstructured as
 // given to Apply (or as re-read), is what the decision is taken from and must
 // not be modified. A retried guarded apply runs it again on a fresh
-// observation, so it must be a deterministic function of observed.
-type BuildFunc func(intent *unstructured.Unstructured, observed client.Object) error
+// observation, so it must be a deterministic function of observed. Most
+// builds return the zero Built; see Built for what else a build may report.
+type BuildFunc func(intent *unstructured.Unstructured, observed client.Object) (Built, error)
 
 // Build says how to build one Target's intent.
 type Build struct {
 	// Func builds the intent as unstructured content. It is required.
 	Func BuildFunc
-	// typed builds the same intent in its apply configuration type; nil for none.
-	typed *batching.TypedBuild
+	// Typed, when set, builds the same intent in its own apply configuration
+	// type. Apply takes it instead of Func unless the apply is Guarded, its
+	// conflict policy yields, it removes conditions (RemovingConditions) or
+	// Typed.Type embeds no object metadata: those are built by Func, as is an
+	// intent Typed.Mutate declines (Built.Declined) or whose owned content
+	// Typed.FromContent says Type cannot hold.
+	Typed *TypedBuild
+}
+
+// TypedBuild builds an intent in one apply configuration type, so that it is
+// copied, compared with what the manager owns and encoded without a detour
+// through unstructured content (a batch's entry of typed Mutators, or of
+// condition Edits).
+type TypedBuild struct {
+	// Type is the apply configuration type, a pointer to a struct, such as
+	// *acv1alpha1.WidgetApplyConfiguration.
+	Type reflect.Type
+	// FromContent, when set, converts content, what the manager owns as
+	// unstructured content naming the object, into a new value of Type, the
+	// form Mutate edits a copy of in Incremental mode and the intent is
+	// compared with. fits is false when Type cannot hold content as it is:
+	// Func then builds the intent. Nil converts with
+	// runtime.DefaultUnstructuredConverter, for generated types.
+	FromContent func(content map[string]any) (ac any, fits bool, err error)
+	// Mutate edits ac, of Type, a value of its own that already names the
+	// object and, in Incremental mode, holds what the manager owns; observed
+	// is as for BuildFunc. It states the intent Func would, reporting as Func
+	// does, or declines it (Built.Declined).
+	Mutate func(ac any, observed client.Object) (Built, error)
+}
+
+// Built is what a build reports besides the intent and its error; the zero
+// value reports nothing. Apply acts on it instead of on the error, which is
+// the one returned when what Built asks for cannot be done.
+type Built struct {
+	// Declined, from TypedBuild.Mutate only, says Type cannot hold the
+	// intent and nothing was decided: Func builds it instead.
+	Declined bool
+	// NeedsManagedFields, with an error, says the build cannot decide what
+	// to apply without observed's managedFields (who owns a field the intent
+	// removes), which observed lacks, as an object read from a cache that
+	// strips them does: Apply reads the object again and builds once more;
+	// when the read has none either, it has the API server attribute the
+	// fields first where it may (see Apply), else returns the error.
+	NeedsManagedFields bool
+	// HeldBeforeFirstApply, with an error, are the fields the intent removes
+	// that, besides the manager, only before-first-apply holds: Apply takes
+	// back everything before-first-apply holds at or below them and builds
+	// once more; the error stands when it does not (a dry run, a manager
+	// without the right to patch the object).
+	HeldBeforeFirstApply *fieldpath.Set
 }
 
 // Result is what Apply did.
@@ -141,32 +190,7 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // before-first-apply. Dry runs take nothing back; a manager that may not patch
 // the object goes on without.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
-	return a.apply(ctx, t, observed, b, batching.Extras{}, opts)
-}
-
-// ForBatches gives package batcher what it needs of the Applier beyond Apply.
-// It is not for other callers: its methods take statusapply's internal types.
-func (a *Applier) ForBatches() forBatches { return forBatches{a: a} }
-
-type forBatches struct{ a *Applier }
-
-// Apply is Applier.Apply run with x.
-func (f forBatches) Apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts ...ApplyOption) (Result, error) {
-	return f.a.apply(ctx, t, observed, b, x, opts)
-}
-
-// WithTyped returns b that also builds its intent with typed, in its own apply
-// configuration type (an entry of typed Mutators, or of condition Edits).
-func (f forBatches) WithTyped(b Build, typed *batching.TypedBuild) Build {
-	b.typed = typed
-	return b
-}
-
-// RecordPending sets statusapply_pending_entries from what a Flush left queued.
-func (f forBatches) RecordPending(p *batching.PendingTally) { f.a.metrics.recordPending(p) }
-
-func (a *Applier) apply(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) (Result, error) {
-	run := a.newRun(ctx, t, observed, b, x, opts)
+	run := a.newRun(ctx, t, observed, b, opts)
 	if err := run.check(); err != nil {
 		return run.fail(err)
 	}
@@ -189,7 +213,6 @@ type applyRun struct {
 	*Applier
 	t       Target
 	build   Build
-	x       batching.Extras
 	opts    ApplyOptions
 	policy  conflicts.Policy
 	series  *targetMetrics
@@ -216,13 +239,11 @@ type applyRun struct {
 	removing []string
 }
 
-func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, x batching.Extras, opts []ApplyOption) *applyRun {
-	r := &applyRun{x: x}
+func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
+	r := &applyRun{}
 	r.opts.ApplyOptions(opts)
-	r.x.DryRun = r.x.DryRun || r.opts.DryRun
-	r.x.AsOwner = r.x.AsOwner || r.opts.AsOwner
 	policy := a.policy(t.Manager, &r.opts)
-	if r.x.AsOwner {
+	if r.opts.AsOwner {
 		// Conflicts are forced in resolve; a yielding policy would leave
 		// contested fields out before the request.
 		policy = conflicts.Fail()
@@ -233,9 +254,14 @@ func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, 
 	return r
 }
 
+// sendOptions is how the run's requests are sent.
+func (r *applyRun) sendOptions() sendOptions {
+	return sendOptions{dryRun: r.opts.DryRun, asOwner: r.opts.AsOwner, raw: r.opts.RawResponse}
+}
+
 // check refuses, before any request, an apply that cannot be made.
 func (r *applyRun) check() error {
-	if err := checkApply(r.t, r.res.Object, r.build, r.x); err != nil {
+	if err := checkApply(r.t, r.res.Object, r.build, &r.opts); err != nil {
 		return err
 	}
 	if err := checkRemovedConditions(r.opts.RemovedConditions); err != nil {
@@ -248,7 +274,7 @@ func (r *applyRun) check() error {
 }
 
 // checkApply refuses, before any request, what cannot be applied.
-func checkApply(t Target, observed client.Object, b Build, x batching.Extras) error {
+func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) error {
 	if err := t.Validate(); err != nil {
 		return err
 	}
@@ -258,7 +284,7 @@ func checkApply(t Target, observed client.Object, b Build, x batching.Extras) er
 	if b.Func == nil {
 		return invalidf("no build function")
 	}
-	if x.AsOwner && !x.DryRun {
+	if opts.AsOwner && !opts.DryRun {
 		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
 	}
 	return nil
@@ -302,7 +328,7 @@ func (r *applyRun) fail(err error) (Result, error) {
 // attempt builds the intent on the current observation and sends it unless it
 // changes nothing. again asks for a rebuild on the read left in r.res.Object.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
-	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.x.DryRun)
+	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.opts.DryRun)
 	if err != nil {
 		return false, err
 	}
@@ -312,24 +338,24 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.res.Object, r.res.Observed = obs, obs
 	r.removing = r.opts.RemovedConditions
-	if err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
-		return r.recoverRemoved(ctx, obs, err)
+	if held, err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
+		return r.recoverRemoved(ctx, obs, held, err)
 	}
-	in, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, r.takesBack(), &r.res)
-	if errors.Is(err, objects.ErrNeedsManagedFields) && !r.reread {
-		// The build needs managedFields the observation lacks: read them, once.
-		fresh, err := r.read(ctx, r.t, r.series)
-		if err != nil {
-			return false, err
+	in, built, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, r.takesBack(), &r.res)
+	if err != nil && built.NeedsManagedFields {
+		if !r.reread {
+			// The build needs managedFields the observation lacks: read them, once.
+			fresh, err := r.read(ctx, r.t, r.series)
+			if err != nil {
+				return false, err
+			}
+			r.res.Object, r.reread = fresh, true
+			return true, nil
 		}
-		r.res.Object, r.reread = fresh, true
-		return true, nil
-	}
-	if errors.Is(err, objects.ErrNeedsManagedFields) {
 		return r.seedRemoval(ctx, st, obs, err)
 	}
 	if err != nil {
-		return r.recoverRemoved(ctx, obs, err)
+		return r.recoverRemoved(ctx, obs, built.HeldBeforeFirstApply, err)
 	}
 	if again, took, err := r.recoverBefore(ctx, st, obs, in); err != nil || took {
 		return again, err
@@ -342,8 +368,8 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	if err := refuseRemovals(r.t, released, obs); err != nil {
-		return r.recoverRemoved(ctx, obs, err)
+	if held, err := refuseRemovals(r.t, released, obs); err != nil {
+		return r.recoverRemoved(ctx, obs, held, err)
 	}
 	r.removing = append(slices.Clip(r.removing), released...)
 	if again, err := r.tryRemovals(ctx, st, in, obs); err != nil || again {
@@ -351,7 +377,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	}
 	r.res.Attempts++
 	r.res.Intent = in.body
-	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.x)
+	resp, sendErr := r.send(ctx, r.t, in, r.like, false, r.sendOptions())
 	if sendErr != nil {
 		return r.refused(ctx, in, obs, sendErr)
 	}
@@ -369,7 +395,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 // with nothing written. Any other failure is left to the apply, which meets it
 // again.
 func (r *applyRun) tryRemovals(ctx context.Context, st *ownedState, in *prepared, obs client.Object) (again bool, err error) {
-	if r.x.DryRun {
+	if r.opts.DryRun {
 		// The apply is a dry run itself: confirmRemovals reads its response.
 		return false, nil
 	}
@@ -381,7 +407,7 @@ func (r *applyRun) tryRemovals(ctx context.Context, st *ownedState, in *prepared
 		return r.seedRemoval(ctx, st, obs, nil)
 	}
 	r.res.Attempts++
-	resp, err := r.send(ctx, r.t, in, r.like, false, batching.Extras{DryRun: true, DeferDecode: true})
+	resp, err := r.send(ctx, r.t, in, r.like, false, sendOptions{dryRun: true, raw: true})
 	if err != nil {
 		return false, nil //nolint:nilerr // the apply meets the same failure and handles it
 	}
@@ -408,7 +434,7 @@ func (r *applyRun) confirmRemovals() error {
 // skipped counts (unless in a dry run) and logs an apply that was not sent
 // because it changed nothing.
 func (r *applyRun) skipped() {
-	if !r.x.DryRun {
+	if !r.opts.DryRun {
 		r.series.skipped.get().Inc()
 	}
 	if l := r.logger.V(1); l.Enabled() {
@@ -419,11 +445,11 @@ func (r *applyRun) skipped() {
 // applied records a successful apply and remembers what the manager now owns
 // from the response (not from a dry run's, which stored nothing).
 func (r *applyRun) applied(resp *answer, in *prepared) {
-	if !r.x.DryRun {
+	if !r.opts.DryRun {
 		r.remember(r.t, resp, in)
 		r.series.applies.get().Inc()
 	}
-	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.x.DryRun)
+	r.debug("applied", "resourceVersion", resp.resourceVersion(), "dryRun", r.opts.DryRun)
 	r.res.answered(resp)
 }
 
@@ -435,12 +461,12 @@ func (res *Result) answered(resp *answer) {
 // before-first-apply alone to recoverConflict, any other conflict to the
 // conflict policy, a stale resourceVersion to staleRetry.
 func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object, sendErr error) (again bool, err error) {
-	if !r.x.DryRun {
+	if !r.opts.DryRun {
 		// Whatever happened on the server, what the manager owns is no
 		// longer known: a timeout may have applied the intent.
 		r.forget(r.t, obs)
 	}
-	if apierrors.IsConflict(sendErr) && !r.x.DryRun {
+	if apierrors.IsConflict(sendErr) && !r.opts.DryRun {
 		r.metrics.conflict(r.t, sendErr)
 	}
 	if ended(ctx) != nil {
@@ -453,7 +479,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 		if again, took, err := r.recoverConflict(ctx, obs, sendErr); err != nil || took {
 			return again, err
 		}
-		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.x); err != nil {
+		if err := r.resolve(ctx, r.t, in, r.like, &r.res, r.policy, sendErr, r.sendOptions()); err != nil {
 			if conflicts.Classify(err) == conflicts.ClassStale {
 				// The API server checks ownership before the guard: a re-sent
 				// guarded apply can still find the object changed.
@@ -461,7 +487,7 @@ func (r *applyRun) refused(ctx context.Context, in *prepared, obs client.Object,
 			}
 			return false, err
 		}
-		if !r.x.DryRun && r.res.Sent {
+		if !r.opts.DryRun && r.res.Sent {
 			r.series.applies.get().Inc()
 		}
 		return false, nil
@@ -492,7 +518,7 @@ func (r *applyRun) staleRetry(ctx context.Context, obs client.Object, sendErr er
 	if r.backoff.Steps <= 1 {
 		return false, fmt.Errorf("%w after %d attempts: %w", ErrRetriesExhausted, r.res.Attempts, sendErr)
 	}
-	if !r.x.DryRun {
+	if !r.opts.DryRun {
 		r.series.retries.get().Inc()
 	}
 	r.debug("guarded apply found the object changed; retrying", "attempt", r.res.Attempts)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/statusapply/statusapply/internal/batching"
 	"net/http"
 	"reflect"
 	"slices"
@@ -164,20 +163,20 @@ func (h *harness) count(c *prometheus.CounterVec) float64 {
 // widgetBuild sets status fields both ways: unstructured and typed.
 func widgetBuild(phase string, attrs map[string]string) Build {
 	return Build{
-		Func: func(intent *unstructured.Unstructured, _ client.Object) error {
+		Func: func(intent *unstructured.Unstructured, _ client.Object) (Built, error) {
 			if phase != "" {
 				if err := unstructured.SetNestedField(intent.Object, phase, "status", "phase"); err != nil {
-					return err
+					return Built{}, err
 				}
 			}
 			if attrs != nil {
 				if err := unstructured.SetNestedStringMap(intent.Object, attrs, "status", "attributes"); err != nil {
-					return err
+					return Built{}, err
 				}
 			}
-			return nil
+			return Built{}, nil
 		},
-		typed: &batching.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
+		Typed: &TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) (Built, error) {
 			w, _ := ac.(*acv1alpha1.WidgetApplyConfiguration)
 			if w.Status == nil {
 				w.WithStatus(acv1alpha1.WidgetStatus())
@@ -188,7 +187,7 @@ func widgetBuild(phase string, attrs map[string]string) Build {
 			if attrs != nil {
 				w.Status.WithAttributes(attrs)
 			}
-			return nil
+			return Built{}, nil
 		}},
 	}
 }
@@ -277,7 +276,7 @@ func TestApplyTakesTheUnstructuredPathWhenItMust(t *testing.T) {
 	// A Typed build of a type without object metadata falls back as well.
 	h := newHarness(t)
 	b := widgetBuild("On", nil)
-	b.typed.Type = reflect.TypeFor[*noMetaAC]()
+	b.Typed.Type = reflect.TypeFor[*noMetaAC]()
 	res, err := h.a.Apply(context.Background(), h.t, h.observe(t), b, &ApplyOptions{})
 	if err != nil || !strings.HasPrefix(intentOf(res), unstructuredPrefix) {
 		t.Fatalf("intent %s, err %v", res.Intent, err)
@@ -290,13 +289,13 @@ func TestApplyUnstructuredModes(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	b := widgetBuild("On", nil)
-	b.typed = nil
+	b.Typed = nil
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), b, &ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	attrs := widgetBuild("", map[string]string{"a": "1"})
-	attrs.typed = nil
+	attrs.Typed = nil
 	inc, err := h.a.Apply(ctx, h.t, res.Object, attrs, &ApplyOptions{})
 	if err != nil || intentOf(inc) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"},"phase":"On"}}` {
 		t.Fatalf("incremental intent %s, err %v", inc.Intent, err)
@@ -331,20 +330,20 @@ func TestApplyRefusesBeforeSending(t *testing.T) {
 	h := newHarness(t)
 	obs := h.observe(t)
 	wrongName := widgetBuild("On", nil)
-	wrongName.typed.Mutate = func(ac any, _ client.Object) error {
+	wrongName.Typed.Mutate = func(ac any, _ client.Object) (Built, error) {
 		ac.(*acv1alpha1.WidgetApplyConfiguration).WithName("w2")
-		return nil
+		return Built{}, nil
 	}
 	badCondition := widgetBuild("On", nil)
-	badCondition.typed.Mutate = func(ac any, _ client.Object) error {
+	badCondition.Typed.Mutate = func(ac any, _ client.Object) (Built, error) {
 		ac.(*acv1alpha1.WidgetApplyConfiguration).WithStatus(acv1alpha1.WidgetStatus().WithConditions(
 			metav1ac.Condition().WithType("bad type!").WithStatus("True").WithReason("Up").WithMessage("m").
 				WithLastTransitionTime(metav1.Unix(1700000000, 0))))
-		return nil
+		return Built{}, nil
 	}
 	boom := errors.New("boom")
 	failing := widgetBuild("On", nil)
-	failing.typed.Mutate = func(any, client.Object) error { return boom }
+	failing.Typed.Mutate = func(any, client.Object) (Built, error) { return Built{}, boom }
 	var nilWidget *v1alpha1.Widget
 	for _, tc := range []struct {
 		name     string
@@ -527,7 +526,7 @@ func TestApplyFieldManagerConflict(t *testing.T) {
 				return nil
 			}
 			b := widgetBuild("On", map[string]string{"a": "1"})
-			b.typed = nil
+			b.Typed = nil
 			res, err := h.a.Apply(context.Background(), h.t, obs, b, &ApplyOptions{Policy: &tc.policy})
 			if got := metricValue(h.a.metrics.conflicts.With(prometheus.Labels{"manager": "m", "group": "demo.statusapply.io", "kind": "Widget", "class": conflictClassFieldManager})); got != 1 {
 				t.Fatalf("%v field-manager conflicts counted, want 1", got)
@@ -548,7 +547,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 	answer := errors.New("answered")
 	h.fail = func(int) error { return answer }
 	b := widgetBuild("On", map[string]string{"a": "1"})
-	b.typed = nil
+	b.Typed = nil
 	res, err := h.a.Apply(context.Background(), h.t, obs, b, &ApplyOptions{})
 	if !errors.Is(err, answer) || res.Attempts != 1 || len(res.Yielded) != 1 || res.Yielded[0].Path.String() != ".status.phase" ||
 		intentOf(res) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"}}}` {
@@ -837,11 +836,11 @@ func TestRecordPending(t *testing.T) {
 	}
 	// record tallies the entries a Flush tried, those it left queued among them.
 	record := func(tried, left []Target) {
-		var p batching.PendingTally
+		var p Pending
 		for _, x := range tried {
-			p.Add(batching.Series{Manager: x.Manager, Group: x.GVK.Group, Kind: x.GVK.Kind}, slices.Contains(left, x))
+			p.Add(&x, slices.Contains(left, x))
 		}
-		h.a.ForBatches().RecordPending(&p)
+		h.a.RecordPending(&p)
 	}
 	record([]Target{tg("a", "w1"), tg("a", "w2"), tg("a", "w3"), tg("b", "w1")}, []Target{tg("a", "w1"), tg("a", "w3")})
 	for manager, want := range map[string]float64{"a": 2, "b": 0} {
@@ -971,14 +970,14 @@ func TestApplyLogsToTheContextLogger(t *testing.T) {
 func TestApplyTypedBuildsOwnCopy(t *testing.T) {
 	writeThrough := func(phase string, seen *any, into func(any) []any) Build {
 		b := widgetBuild("", nil)
-		b.typed.Mutate = func(ac any, _ client.Object) error {
+		b.Typed.Mutate = func(ac any, _ client.Object) (Built, error) {
 			*seen = ac
 			for _, v := range into(ac) {
 				if w, _ := v.(*acv1alpha1.WidgetApplyConfiguration); phase != "" {
 					*w.Status.Phase = phase
 				}
 			}
-			return nil
+			return Built{}, nil
 		}
 		return b
 	}
@@ -1049,5 +1048,46 @@ func TestApplyStopsOnceTheContextEnded(t *testing.T) {
 	cancel(cause)
 	if _, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("Ready", nil)); !errors.Is(err, cause) || len(h.bodies()) != 0 {
 		t.Fatalf("%v, %d applies sent; want the cause and none", err, len(h.bodies()))
+	}
+}
+
+// A typed build's FromContent decides whether its type holds what the manager
+// owns: when it does not, Func builds the intent; when it does, its value is
+// the form Mutate edits; a value of another type is refused. The control
+// converts as the default does and takes the typed path.
+func TestTypedBuildFromContent(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		from       func(content map[string]any) (any, bool, error)
+		wantPrefix string
+		wantErr    string
+	}{
+		{"cannot hold it", func(map[string]any) (any, bool, error) { return nil, false, nil }, unstructuredPrefix, ""},
+		{"another type", func(map[string]any) (any, bool, error) { return &noMetaAC{}, true, nil }, "", "FromContent made"},
+		{"control", func(content map[string]any) (any, bool, error) {
+			ac := &acv1alpha1.WidgetApplyConfiguration{}
+			return ac, true, runtime.DefaultUnstructuredConverter.FromUnstructured(content, ac)
+		}, typedPrefix, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			b := widgetBuild("On", nil)
+			calls := 0
+			b.Typed.FromContent = func(content map[string]any) (any, bool, error) {
+				calls++
+				return tc.from(content)
+			}
+			res, err := h.a.Apply(ctx, h.t, h.observe(t), b)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Apply: %v, want an error naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || !strings.HasPrefix(intentOf(res), tc.wantPrefix) || calls == 0 {
+				t.Fatalf("intent %s, err %v, FromContent called %d times", res.Intent, err, calls)
+			}
+		})
 	}
 }

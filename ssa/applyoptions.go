@@ -26,11 +26,26 @@ type ApplyOptions struct {
 	// RemovedConditions are the status condition types the apply removes
 	// (see RemovingConditions).
 	RemovedConditions []string
-	// DryRun sends the apply as a server-side dry run (see DryRun).
+	// DryRun sends the apply as a server-side dry run (DryRunAll): the API
+	// server merges and checks it and answers with the object it would store,
+	// but stores nothing. The Applier remembers nothing from it, and it counts
+	// in no metric but apply latency and reads. batcher.Batch.DryRun dry-runs
+	// a whole batch; a batch's contributions refuse it.
 	DryRun bool
-	// AsOwner, with DryRun, forces the conflicts the dry run meets (see
-	// DryRunAsOwner); Apply refuses it without DryRun.
+	// AsOwner, with DryRun, asks what the intent would make of the object if
+	// the manager owned every field it states: a dry run meeting a
+	// field-manager conflict is sent again, still dry, with ForceOwnership,
+	// whatever the conflict policy, and Result.Taken lists the contested
+	// fields (shadow mode compares such answers). Apply refuses AsOwner
+	// without DryRun: statusapply forces a write only for TakeDeclared's
+	// fields. A batch's contributions refuse it.
 	AsOwner bool
+	// RawResponse leaves the API server's response undecoded: Result.Object
+	// is nil and Result.Response holds the object as JSON, for a caller that
+	// decodes it only if something reads it. What the Applier remembers is
+	// read from the response's metadata either way. A batch's contributions
+	// refuse it.
+	RawResponse bool
 }
 
 // ApplyOptions sets every option of opts on o, in order, and returns o.
@@ -57,6 +72,7 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	removedConditions(o.RemovedConditions).ApplyToApply(target)
 	target.DryRun = target.DryRun || o.DryRun
 	target.AsOwner = target.AsOwner || o.AsOwner
+	target.RawResponse = target.RawResponse || o.RawResponse
 }
 
 // Mode says what an apply intent starts from. A Mode is an ApplyOption.

@@ -42,7 +42,7 @@ func intentSchemaError(t Target, err error) error {
 func (a *Applier) checkIntentSchemaAC(t Target, ac any, body []byte) error {
 	if ks, err := a.schemaOf(t.GVK); err == nil {
 		pt := typed.ParseableType{Schema: ks.schema, TypeRef: ks.typeRef}
-		if _, err := pt.FromStructured(wireForm(ac), typed.AllowDuplicates); err == nil {
+		if _, err := pt.FromStructured(ac, typed.AllowDuplicates); err == nil {
 			return nil
 		}
 	}
@@ -59,21 +59,8 @@ func (a *Applier) checkIntentSchemaAC(t Target, ac any, body []byte) error {
 // typed) and ac has none of the list elements typing may still refuse: a null
 // one, or one that omits every key of a keyed list.
 func (a *Applier) mustTypeIntent(t Target, ac any) bool {
-	v := wireForm(ac)
-	sh := a.shapes.of(a, reflect.TypeOf(v), t.GVK)
-	return !sh.fits || !sh.check.holds(reflect.ValueOf(v))
-}
-
-// wireFormer is an apply configuration type whose MarshalJSON encodes the
-// value WireForm returns, as encoding/json does: its JSON is that value's.
-type wireFormer interface{ WireForm() any }
-
-// wireForm returns the value ac encodes as, typed and probed in its place.
-func wireForm(ac any) any {
-	if w, ok := ac.(wireFormer); ok {
-		return w.WireForm()
-	}
-	return ac
+	sh := a.shapes.of(a, reflect.TypeOf(ac), t.GVK)
+	return !sh.fits || !sh.check.holds(reflect.ValueOf(ac))
 }
 
 // intentShapes caches an intentShape per apply configuration type and kind,

@@ -145,18 +145,17 @@ func TestMustTypeIntent(t *testing.T) {
 	}
 }
 
-// wired is an apply configuration type with JSON of its own, which is its
-// WireForm's.
+// wired is an apply configuration type with JSON of its own, which the probe
+// cannot stand for: each intent of it is typed.
 type wired struct {
 	w *acv1alpha1.WidgetApplyConfiguration
 }
 
 func (w wired) MarshalJSON() ([]byte, error) { return json.Marshal(w.w) }
-func (w wired) WireForm() any                { return w.w }
 
 // FuzzIntentSchemaProbe holds the shortcut (mustTypeIntent's cached verdict
 // of the type) to the general path (typing the intent's content): an intent it
-// lets through untyped types (also when it is typed by its WireForm), with a schema that has every field of the type and
+// lets through untyped types (also one of a type with JSON of its own), with a schema that has every field of the type and
 // with one that lacks some; and typing an intent as it is agrees with typing its
 // content.
 func FuzzIntentSchemaProbe(f *testing.F) {

@@ -54,7 +54,7 @@ func applyLogging(t *testing.T, ctx context.Context, opts ...Option) {
 		return nil
 	}
 	b := widgetBuild("On", map[string]string{"a": "1"})
-	b.typed = nil
+	b.Typed = nil
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), b, OnConflict(conflicts.Yield()))
 	if err != nil || len(res.Yielded) != 1 {
 		t.Fatalf("err %v, yielded %v; want a yield", err, res.Yielded)

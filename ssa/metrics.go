@@ -8,7 +8,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // Metric names, labels and meanings are documented in docs/observability.md.
@@ -182,10 +181,62 @@ func (m *metrics) conflict(t Target, err error) {
 	m.conflicts.With(prometheus.Labels{"manager": t.Manager, "group": t.GVK.Group, "kind": t.GVK.Kind, "class": class}).Inc()
 }
 
-// recordPending sets statusapply_pending_entries of every series p counted
-// to the entries the Flush left queued.
-func (m *metrics) recordPending(p *batching.PendingTally) {
-	p.Each(func(s batching.Series, left int) {
-		m.ofKey([3]string{s.Manager, s.Group, s.Kind}).pending.get().Set(float64(left))
-	})
+// Pending tallies, per field manager and kind, the entries one Flush of a
+// batch wrote and how many of them it left queued, for Applier.RecordPending.
+// The zero value is empty; a Flush of a few managers and kinds allocates nothing.
+type Pending struct {
+	first [4]pendingSeries // most Flushes touch a series or three
+	n     int
+	more  []pendingSeries
+}
+
+type pendingSeries struct {
+	key  [3]string // manager, group, kind
+	left int
+}
+
+// Add counts one entry of t, left queued or not.
+func (p *Pending) Add(t *Target, queued bool) {
+	key := [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
+	c := p.find(key)
+	if c == nil {
+		if p.n < len(p.first) {
+			p.first[p.n] = pendingSeries{key: key}
+			c = &p.first[p.n]
+			p.n++
+		} else {
+			p.more = append(p.more, pendingSeries{key: key})
+			c = &p.more[len(p.more)-1]
+		}
+	}
+	if queued {
+		c.left++
+	}
+}
+
+func (p *Pending) find(key [3]string) *pendingSeries {
+	for i := range p.n {
+		if p.first[i].key == key {
+			return &p.first[i]
+		}
+	}
+	for i := range p.more {
+		if p.more[i].key == key {
+			return &p.more[i]
+		}
+	}
+	return nil
+}
+
+// RecordPending sets statusapply_pending_entries of every field manager and
+// kind p counted to the entries p says were left queued. A batch's Flush
+// calls it once it is done.
+func (a *Applier) RecordPending(p *Pending) {
+	set := func(c *pendingSeries) { a.metrics.ofKey(c.key).pending.get().Set(float64(c.left)) }
+	for i := range p.n {
+		set(&p.first[i])
+	}
+	for i := range p.more {
+		set(&p.more[i])
+	}
 }

@@ -129,8 +129,10 @@ func (s *ownedState) lastForm() *acForm {
 	return f
 }
 
-// form returns the owned content as typ, rebuilt only when the type changes.
-func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.UID) (*acForm, error) {
+// form returns the owned content as tb's type, rebuilt only when the type
+// changes; nil when tb.FromContent says the type cannot hold it.
+func (s *ownedState) form(t Target, tb *TypedBuild, lay *acLayout, uid types.UID) (*acForm, error) {
+	typ := tb.Type
 	f := s.lastForm()
 	if f != nil && f.typ == typ {
 		return f, nil
@@ -139,8 +141,16 @@ func (s *ownedState) form(t Target, typ reflect.Type, lay *acLayout, uid types.U
 	if err != nil {
 		return nil, err
 	}
-	ac, err := newACFrom(typ, lay, withIdentity(t, content))
-	if err != nil {
+	var ac any
+	if tb.FromContent != nil {
+		var fits bool
+		if ac, fits, err = tb.FromContent(withIdentity(t, content)); err != nil || !fits {
+			return nil, err
+		}
+		if reflect.TypeOf(ac) != typ {
+			return nil, fmt.Errorf("the typed build's FromContent made a %T, not a %v", ac, typ)
+		}
+	} else if ac, err = newACFrom(typ, lay, withIdentity(t, content)); err != nil {
 		return nil, err
 	}
 	lay.setUID(ac, uid)

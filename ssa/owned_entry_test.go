@@ -100,13 +100,13 @@ func TestOwnedStateForms(t *testing.T) {
 	}
 	var l layouts
 	lay, _ := l.of(typ)
-	if f, err := applied.form(target, typ, &lay, "u0"); err != nil || f != applied.last {
+	if f, err := applied.form(target, &TypedBuild{Type: typ}, &lay, "u0"); err != nil || f != applied.last {
 		t.Fatalf("the applied form was not served as it is: %v", err)
 	}
 
 	// A state read from managedFields builds its form from the content.
 	st := &ownedState{rv: "5", content: want}
-	f, err := st.form(target, typ, &lay, "u1")
+	f, err := st.form(target, &TypedBuild{Type: typ}, &lay, "u1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestOwnedStateForms(t *testing.T) {
 	if f.encodesAs([]byte(`{"kind":"Widget","apiVersion":"demo.statusapply.io/v1alpha1","metadata":{"name":"w1","namespace":"ns","uid":"u1"},"status":{"phase":"Off"}}`)) {
 		t.Fatal("the form encodes as another phase")
 	}
-	if again, _ := st.form(target, typ, &lay, "u1"); again != f {
+	if again, _ := st.form(target, &TypedBuild{Type: typ}, &lay, "u1"); again != f {
 		t.Fatal("the form was built again")
 	}
 	moved := st.at("6")
@@ -132,11 +132,11 @@ func TestOwnedStateForms(t *testing.T) {
 	if _, err := broken.ownedContent(); err == nil || !strings.Contains(err.Error(), "converting the applied configuration") {
 		t.Fatalf("a form that does not convert: %v", err)
 	}
-	if _, err := broken.form(target, reflect.TypeFor[*acv1alpha1.WidgetStatusApplyConfiguration](), &lay, ""); err == nil {
+	if _, err := broken.form(target, &TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetStatusApplyConfiguration]()}, &lay, ""); err == nil {
 		t.Fatal("a form was built from a form that does not convert")
 	}
 	wrongShape := &ownedState{content: map[string]any{"status": "not an object"}}
-	if _, err := wrongShape.form(target, typ, &lay, ""); err == nil || !strings.Contains(err.Error(), "converting to") {
+	if _, err := wrongShape.form(target, &TypedBuild{Type: typ}, &lay, ""); err == nil || !strings.Contains(err.Error(), "converting to") {
 		t.Fatalf("content that does not fit the type: %v", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/statusapply/statusapply/internal/batching"
 	"math/rand/v2"
 	"reflect"
 	"slices"
@@ -329,10 +328,10 @@ func TestFormsShareTheObjectsIdentity(t *testing.T) {
 	shallow.Labels = nil // undo
 
 	// n labels the object: its build edits a copy, m's form stays as applied.
-	labels := Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil },
-		typed: &batching.TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) error {
+	labels := Build{Func: func(*unstructured.Unstructured, client.Object) (Built, error) { return Built{}, nil },
+		Typed: &TypedBuild{Type: typ, Mutate: func(ac any, _ client.Object) (Built, error) {
 			ac.(*acv1alpha1.WidgetApplyConfiguration).WithLabels(map[string]string{"n": "1"})
-			return nil
+			return Built{}, nil
 		}}}
 	if _, err = h.a.Apply(ctx, n, h.observe(t), labels, &ApplyOptions{}); err != nil {
 		t.Fatal(err)

@@ -3,10 +3,10 @@ package ssa
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 )
 
@@ -47,30 +46,39 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 // anything, on the typed path when typedPath allows it. takesBack tells that
 // fields before-first-apply holds will be taken back, not yielded to it.
 func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, takesBack bool, res *Result) (*prepared, error) {
-	if a.typedPath(b.typed, &opts, policy) {
-		if lay := a.layouts.shared(b.typed.Type); lay != nil {
-			p, err := a.prepareTyped(t, st, obs, b.typed, lay, opts.Mode)
-			if !errors.Is(err, batching.ErrBuildUntyped) {
-				return p, err
+	policy conflicts.Policy, takesBack bool, res *Result) (*prepared, Built, error) {
+	if a.typedPath(b.Typed, &opts, policy) {
+		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
+			var built Built
+			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, &built)
+			if !built.Declined {
+				return p, built, err
 			}
 		}
 	}
-	return a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, takesBack, res)
+	var built Built
+	p, err := a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, takesBack, res, &built)
+	return p, built, err
 }
 
 // prepareTyped builds the intent in its apply configuration type, as a copy of
 // the owned form edited by the mutators. Every build edits a copy of its own:
 // what the mutators put in or keep never reaches another build or the state.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *batching.TypedBuild, lay *acLayout, mode Mode) (*prepared, error) {
-	owned, err := st.form(t, tb.Type, lay, obs.GetUID())
+// built is what tb reported: an intent it declined is built by Func.
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode, built *Built) (*prepared, error) {
+	owned, err := st.form(t, tb, lay, obs.GetUID())
 	if err != nil {
 		return nil, err
+	}
+	if owned == nil {
+		// The type cannot hold what the manager owns.
+		built.Declined = true
+		return nil, nil
 	}
 	var ac any
 	if mode == Incremental {
 		var same bool
-		if ac, same, err = owned.edit(tb, obs); err != nil {
+		if ac, same, *built, err = owned.edit(tb, obs); err != nil || built.Declined {
 			return nil, err
 		}
 		if same {
@@ -82,7 +90,7 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 			return nil, err
 		}
 		lay.setUID(ac, obs.GetUID())
-		if err := tb.Mutate(ac, obs); err != nil {
+		if *built, err = tb.Mutate(ac, obs); err != nil || built.Declined {
 			return nil, err
 		}
 		if equalAC(ac, owned.ac) {
@@ -119,9 +127,10 @@ func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *
 	return &prepared{body: body, ac: ac, acType: tb.Type}, nil
 }
 
-// prepareUnstructured builds the intent as unstructured content.
+// prepareUnstructured builds the intent as unstructured content; built is
+// what build reported.
 func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedState, obs client.Object, build BuildFunc,
-	opts ApplyOptions, policy conflicts.Policy, takesBack bool, res *Result) (*prepared, error) {
+	opts ApplyOptions, policy conflicts.Policy, takesBack bool, res *Result, built *Built) (*prepared, error) {
 	owned, err := st.ownedContent()
 	if err != nil {
 		return nil, err
@@ -133,7 +142,7 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 	intent.SetGroupVersionKind(t.GVK)
 	intent.SetName(t.Name)
 	intent.SetNamespace(t.Namespace)
-	if err := build(intent, obs); err != nil {
+	if *built, err = build(intent, obs); err != nil {
 		return nil, err
 	}
 	if got := intent.GroupVersionKind(); got != t.GVK || intent.GetName() != t.Name || intent.GetNamespace() != t.Namespace {
@@ -276,7 +285,7 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 // typedPath reports whether an intent with this typed build is built in its
 // own type, not as content (for a guarded apply, a yielding policy or removed
 // conditions).
-func (a *Applier) typedPath(typed *batching.TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
+func (a *Applier) typedPath(typed *TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
 	return typed != nil && !opts.Guarded && !policy.Yields() && len(opts.RemovedConditions) == 0
 }
 
@@ -312,7 +321,8 @@ func pruneEmptyStructs(v reflect.Value) (empty bool) {
 			case f.Kind() == reflect.Pointer || f.Kind() == reflect.Map || f.Kind() == reflect.Struct && prunable(f.Type()):
 				empty = pruneEmptyStructs(f) && empty
 			case f.Kind() == reflect.Slice:
-				empty = empty && f.Len() == 0 // omitempty leaves an empty list out
+				// omitempty leaves an empty list out; without it, only nil is nothing.
+				empty = empty && f.Len() == 0 && (f.IsNil() || omitsEmpty(v.Type().Field(i)))
 			case !f.IsZero():
 				empty = false
 			}
@@ -320,6 +330,12 @@ func pruneEmptyStructs(v reflect.Value) (empty bool) {
 		return empty
 	}
 	return v.IsZero()
+}
+
+// omitsEmpty reports whether f's JSON tag has omitempty.
+func omitsEmpty(f reflect.StructField) bool {
+	_, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+	return slices.Contains(strings.Split(opts, ","), "omitempty")
 }
 
 // prunable reports whether t is a struct of exported fields only.

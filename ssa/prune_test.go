@@ -72,3 +72,42 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 	}
 	return reflect.DeepEqual(x, y)
 }
+
+// A list without omitempty encodes as [] when empty and as null when nil:
+// the typed build keeps the first, as pruneEmpty keeps an empty list, and
+// leaves out the second, as pruneEmpty leaves out a null.
+func TestPruneEmptyStructsKeepsAnEmptyListWithoutOmitempty(t *testing.T) {
+	type listStatus struct {
+		Items []string `json:"items"`
+	}
+	type listAC struct {
+		Status *listStatus `json:"status,omitempty"`
+	}
+	for name, tc := range map[string]struct {
+		ac   *listAC
+		want string
+	}{
+		"an empty list": {&listAC{Status: &listStatus{Items: []string{}}}, `{"status":{"items":[]}}`},
+		"a nil list":    {&listAC{Status: &listStatus{}}, `{}`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(tc.ac)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pruneEmpty(content)
+			general, err := json.Marshal(content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pruneEmptyStructs(reflect.ValueOf(tc.ac))
+			got, err := json.Marshal(tc.ac)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want || !jsonEqual(t, got, general) {
+				t.Fatalf("pruned to %s, want %s; the general build sends %s", got, tc.want, general)
+			}
+		})
+	}
+}

@@ -3,7 +3,6 @@ package ssa
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -19,7 +18,6 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/fieldsets"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -161,7 +159,7 @@ func (r *applyRun) recovered(obs client.Object, taken *fieldpath.Set) {
 // backoff, guarded or not, since the rewrite itself always is; a manager that
 // may not patch the object goes on without, once logged.
 func (r *applyRun) recover(ctx context.Context, obs client.Object, exact, below *fieldpath.Set) (again, took bool, err error) {
-	if r.x.DryRun || r.noTakeBack {
+	if r.opts.DryRun || r.noTakeBack {
 		return false, false, nil
 	}
 	fresh, err := r.takeBack(ctx, obs, exact, below)
@@ -186,7 +184,7 @@ func (r *applyRun) recover(ctx context.Context, obs client.Object, exact, below 
 // recoverBefore is recover for what the intent claims and the manager owns,
 // when obs shows before-first-apply at all.
 func (r *applyRun) recoverBefore(ctx context.Context, st *ownedState, obs client.Object, in *prepared) (again, took bool, err error) {
-	if r.x.DryRun || r.noTakeBack || !holdsBeforeFirstApply(obs) {
+	if r.opts.DryRun || r.noTakeBack || !holdsBeforeFirstApply(obs) {
 		return false, false, nil
 	}
 	want, err := r.intentFields(r.t, st, in)
@@ -196,14 +194,14 @@ func (r *applyRun) recoverBefore(ctx context.Context, st *ownedState, obs client
 	return r.recover(ctx, obs, want, nil)
 }
 
-// recoverRemoved is recover for an Edit's removal of fields that, besides the
-// manager, only before-first-apply holds; err is the build's refusal.
-func (r *applyRun) recoverRemoved(ctx context.Context, obs client.Object, err error) (again bool, _ error) {
-	var held *batching.HeldBeforeFirstApply
-	if !errors.As(err, &held) {
+// recoverRemoved is recover for a removal of fields, held, that besides the
+// manager only before-first-apply holds; err is the refusal that stands
+// otherwise, returned as is when held is nil.
+func (r *applyRun) recoverRemoved(ctx context.Context, obs client.Object, held *fieldpath.Set, err error) (again bool, _ error) {
+	if held == nil {
 		return false, err
 	}
-	again, took, rerr := r.recover(ctx, obs, nil, held.Fields)
+	again, took, rerr := r.recover(ctx, obs, nil, held)
 	switch {
 	case rerr != nil:
 		return false, rerr
@@ -218,7 +216,7 @@ func (r *applyRun) recoverRemoved(ctx context.Context, obs client.Object, err er
 // made the API server attribute every field to it. A race only postpones it
 // to the next apply, which finds before-first-apply before sending.
 func (r *applyRun) recoverAfter(ctx context.Context, resp *answer) {
-	if r.x.DryRun || r.noTakeBack || !resp.holdsBeforeFirstApply() {
+	if r.opts.DryRun || r.noTakeBack || !resp.holdsBeforeFirstApply() {
 		return
 	}
 	obj, err := resp.object()
@@ -262,7 +260,7 @@ func (r *applyRun) recoverAfter(ctx context.Context, resp *answer) {
 
 // takesBack reports whether this run may still take fields back from
 // before-first-apply: not in a dry run, nor once the rewrite was refused.
-func (r *applyRun) takesBack() bool { return !r.x.DryRun && !r.noTakeBack }
+func (r *applyRun) takesBack() bool { return !r.opts.DryRun && !r.noTakeBack }
 
 // ownedBeforeFirstApply reports whether c's owner is before-first-apply, the
 // API server's attribution of fields whose managedFields were lost, no writer.
@@ -370,7 +368,7 @@ func (r *applyRun) seed(ctx context.Context, obs client.Object) (client.Object, 
 		return nil, fmt.Errorf("encoding the apply configuration: %w", err)
 	}
 	r.res.Attempts++
-	resp, err := r.send(ctx, r.t, &prepared{body: body}, r.like, false, r.x)
+	resp, err := r.send(ctx, r.t, &prepared{body: body}, r.like, false, r.sendOptions())
 	if err != nil {
 		return nil, err
 	}

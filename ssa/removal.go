@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
-	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -131,29 +130,29 @@ func confirmsRemovals(types []string, obs client.Object) (bool, error) {
 
 // refuseRemovals refuses, before any request, removing conditions another
 // manager owns on obs. Without managedFields nothing is known: the response
-// decides (see refuseKept).
-func refuseRemovals(t Target, types []string, obs client.Object) error {
+// decides (see refuseKept). held, with the refusal, are the conditions'
+// paths when before-first-apply alone holds them: no writer does, and the
+// Applier takes them back (see recoverRemoved).
+func refuseRemovals(t Target, types []string, obs client.Object) (held *fieldpath.Set, err error) {
 	if len(types) == 0 || !ownership.HasManagedFields(obs) {
-		return nil
+		return nil, nil
 	}
 	owners, err := ownership.Inspect(obs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	foreign, beforeFirstApplyAlone := foreignOwners(t, types, owners)
 	if len(foreign) == 0 {
-		return nil
+		return nil, nil
 	}
 	err = fmt.Errorf("%w: %s", ErrRemovesForeignField, strings.Join(foreign, "; "))
 	if beforeFirstApplyAlone {
-		// No writer holds them: the Applier takes them back (see recoverRemoved).
-		fields := fieldpath.NewSet()
+		held = fieldpath.NewSet()
 		for _, condType := range types {
-			fields.Insert(ownership.ConditionPath(condType))
+			held.Insert(ownership.ConditionPath(condType))
 		}
-		return &batching.HeldBeforeFirstApply{Fields: fields, Err: err}
 	}
-	return err
+	return held, err
 }
 
 // refuseKept refuses a sent apply whose response, resp, still holds a

@@ -83,7 +83,16 @@ func TestRefuseRemovals(t *testing.T) {
 		for _, form := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s, unstructured %t", tc.name, form), func(t *testing.T) {
 				obj := removalWidget(t, form, tc.entries, tc.held...)
-				assertRefusal(t, "before the request", refuseRemovals(removalTarget, tc.removes, obj), tc.want)
+				held, err := refuseRemovals(removalTarget, tc.removes, obj)
+				assertRefusal(t, "before the request", err, tc.want)
+				// Only a refusal naming before-first-apply alone is one the Applier may recover from.
+				wantHeld := tc.want != nil
+				for _, w := range tc.want {
+					wantHeld = wantHeld && strings.HasSuffix(w, "before-first-apply (Update, status)")
+				}
+				if (held != nil) != wantHeld || held != nil && held.Size() != len(tc.removes) {
+					t.Fatalf("held %v, want the removed conditions' paths: %t", held, wantHeld)
+				}
 				// A response that still holds the condition is refused, naming the same owners.
 				want := tc.want
 				if tc.wantKept != nil {
@@ -115,7 +124,7 @@ func assertRefusal(t *testing.T, when string, err error, want []string) {
 // decides, naming the owner when it can.
 func TestRemovalsWithoutManagedFields(t *testing.T) {
 	stripped := removalWidget(t, false, nil, "A", "B")
-	if err := refuseRemovals(removalTarget, []string{"A"}, stripped); err != nil {
+	if held, err := refuseRemovals(removalTarget, []string{"A"}, stripped); err != nil || held != nil {
 		t.Fatalf("refused before the request without managedFields: %v", err)
 	}
 	for _, tc := range []struct {

@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/conflicts"
-	"github.com/statusapply/statusapply/internal/batching"
 )
 
 // encodedApply is an apply configuration already encoded, so that one encoding
@@ -41,10 +40,13 @@ func (e *encodedApply) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// sendOptions are how one request is sent (see ApplyOptions).
+type sendOptions struct{ dryRun, asOwner, raw bool }
+
 // send makes the one request, holding the object's lane only for it, and
 // returns the response, decoded as like's type unless opts defer that.
-func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, x batching.Extras) (*answer, error) {
-	dryRun := x.DryRun
+func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.Object, force bool, x sendOptions) (*answer, error) {
+	dryRun := x.dryRun
 	apiVersion, kind := t.GVK.ToAPIVersionAndKind()
 	encoded := &encodedApply{apiVersion: apiVersion, kind: kind, name: t.Name, namespace: t.Namespace, body: in.body}
 	var ac runtime.ApplyConfiguration = encoded
@@ -96,7 +98,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		// The client decoded the response into viaUnstructured.
 		return answerFromUnstructured(viaUnstructured, like, t)
 	}
-	return newAnswer(encoded.response, like, t, x.DeferDecode)
+	return newAnswer(encoded.response, like, t, x.raw)
 }
 
 // answerFromUnstructured wraps a response the unstructured client decoded.
@@ -118,14 +120,14 @@ func answerFromUnstructured(u *unstructured.Unstructured, like client.Object, t 
 // the rest changes nothing), or force declared fields (TakeDeclared), recording
 // each decision as an event. An AsOwner dry run forces every conflict and
 // records nothing, as it decides nothing. res.Sent tells whether it sent.
-func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, x batching.Extras) error {
+func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like client.Object, res *Result, policy conflicts.Policy, conflictErr error, x sendOptions) error {
 	ref := t.Object()
 	cerr, ok := conflicts.FromError(conflictErr, t.Manager, ref)
 	if !ok {
 		return conflictErr
 	}
 	d := policy.Decide(cerr.Conflicts)
-	if x.AsOwner {
+	if x.asOwner {
 		d = conflicts.Decision{Action: conflicts.ActionForce, Conflicts: cerr.Conflicts}
 	} else {
 		recordDecision(a.cfg.recorder, res.Object, t.Manager, d)
@@ -169,7 +171,7 @@ func (a *Applier) resolve(ctx context.Context, t Target, in *prepared, like clie
 			return err
 		}
 		res.Taken = d.Conflicts
-		if x.AsOwner {
+		if x.asOwner {
 			a.logger(ctx).V(1).Info("dry run as the owner of contested fields", "target", t.String(), "conflicts", len(d.Conflicts))
 		} else {
 			a.logger(ctx).Info("took declared fields from their owners", "target", t.String(), "fields", d.Paths)

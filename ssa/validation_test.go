@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/statusapply/statusapply/internal/batching"
 	"reflect"
 	"strings"
 	"sync/atomic"
@@ -88,12 +87,12 @@ func observe(t *testing.T, a *ssa.Applier, c client.Client, obj client.Object) (
 // setConditions is a BuildFunc writing conditions straight into the intent's
 // unstructured content, as an unstructured Mutator would.
 func setConditions(conds ...map[string]any) ssa.Build {
-	return ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
+	return ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) (ssa.Built, error) {
 		items := make([]any, len(conds))
 		for i, c := range conds {
 			items[i] = c
 		}
-		return unstructured.SetNestedSlice(intent.Object, items, "status", "conditions")
+		return ssa.Built{}, unstructured.SetNestedSlice(intent.Object, items, "status", "conditions")
 	}}
 }
 
@@ -226,8 +225,8 @@ func TestIdentifyRefusesUnknownKinds(t *testing.T) {
 func TestAsOwnerOnlyForDryRuns(t *testing.T) {
 	a, c, applies := countingApplier(t)
 	obj, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
-	build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
-		return unstructured.SetNestedField(intent.Object, "Running", "status", "phase")
+	build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) (ssa.Built, error) {
+		return ssa.Built{}, unstructured.SetNestedField(intent.Object, "Running", "status", "phase")
 	}}
 	_, err := a.Apply(context.Background(), target, obj, build, &ssa.ApplyOptions{AsOwner: true})
 	if !errors.Is(err, ssa.ErrInvalidInput) || !strings.Contains(err.Error(), "AsOwner") {
@@ -251,7 +250,7 @@ func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
 			a, c, applies := countingApplier(t)
 			observed, target := observe(t, a, c, &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
 			var setErr error
-			typed := &batching.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) error {
+			typed := &ssa.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, _ client.Object) (ssa.Built, error) {
 				w := ac.(*acv1alpha1.WidgetApplyConfiguration)
 				w.WithStatus(acv1alpha1.WidgetStatus().WithConditions(metav1ac.Condition().WithType(bad.Type).
 					WithStatus(bad.Status).WithReason(bad.Reason).WithMessage(bad.Message).
@@ -261,10 +260,12 @@ func TestSetConditionLeavesAHeldConditionToApply(t *testing.T) {
 					again.Message = "changed"
 				}
 				setErr = ssa.SetCondition(&w.Status.Conditions, nil, 1, again)
-				return setErr
+				return ssa.Built{}, setErr
 			}}
-			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return errors.New("the typed build applies") }}
-			_, err := a.ForBatches().Apply(context.Background(), target, observed, a.ForBatches().WithTyped(build, typed), batching.Extras{})
+			build := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) (ssa.Built, error) {
+				return ssa.Built{}, errors.New("the typed build applies")
+			}, Typed: typed}
+			_, err := a.Apply(context.Background(), target, observed, build)
 			if control {
 				if !errors.Is(setErr, ssa.ErrInvalidInput) || !strings.Contains(setErr.Error(), "status.conditions[Ready].reason") {
 					t.Fatalf("SetCondition of a changed bad condition: %v, want it refused naming the reason", setErr)

@@ -63,13 +63,13 @@ func yieldObserved(t *testing.T, h *harness, mEntry, personEntry string) *v1alph
 // conditionsBuild sets m's conditions: Ready=True and Degraded with the
 // given reason, at the fixed transition time.
 func conditionsBuild(withDegraded bool, degradedReason string) Build {
-	return Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
+	return Build{Func: func(intent *unstructured.Unstructured, _ client.Object) (Built, error) {
 		conds := []any{map[string]any{"type": "Ready", "status": "True", "reason": "Up", "message": "up", "lastTransitionTime": yieldTransition}}
 		if withDegraded {
 			conds = append(conds, map[string]any{"type": "Degraded", "status": "False", "reason": degradedReason, "message": "fine",
 				"lastTransitionTime": yieldTransition})
 		}
-		return unstructured.SetNestedSlice(intent.Object, conds, "status", "conditions")
+		return Built{}, unstructured.SetNestedSlice(intent.Object, conds, "status", "conditions")
 	}}
 }
 

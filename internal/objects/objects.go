@@ -11,11 +11,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ErrNeedsManagedFields is wrapped by a build that cannot decide what to
-// apply without the observed object's managedFields (who owns a field an
-// Edit removes) when the observation carries none, as one read from a cache
-// that strips them does: the Applier then reads the object again and builds
-// once more, whether or not it remembers what the manager owns.
+// ErrNeedsManagedFields is wrapped by the error of a build that cannot decide
+// what to apply without the observed object's managedFields (who owns a field
+// an Edit removes) when the observation carries none, as one read from a
+// cache that strips them does. The build says so in ssa.Built
+// (NeedsManagedFields), which is what the Applier acts on: it reads the
+// object again and builds once more; the error is the one returned when
+// that cannot help.
 var ErrNeedsManagedFields = errors.New("the observed object carries no managedFields")
 
 // EmptyLike returns a new, empty object of obj's Go type, ready for a

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"github.com/statusapply/statusapply/internal/batching"
 	"maps"
 	"reflect"
 
@@ -49,8 +48,7 @@ var _ = Describe("a status function that puts the observed object's maps into it
 			GinkgoHelper()
 			t, err := a.TargetFor(o, ssa.StatusSubresource, "attributes")
 			Expect(err).NotTo(HaveOccurred())
-			b, typed := typedBuild(m)
-			res, err := a.ForBatches().Apply(ctx, t, o, a.ForBatches().WithTyped(b, typed), batching.Extras{})
+			res, err := a.Apply(ctx, t, o, typedBuild(m))
 			Expect(err).NotTo(HaveOccurred())
 			return res.Sent
 		}
@@ -158,23 +156,24 @@ func both(ms ...widgets.Mutator) widgets.Mutator {
 
 // typedBuild is the build of one Widget status function, as a batch makes
 // it: typed, with the unstructured form a guarded or yielding apply needs.
-func typedBuild(m widgets.Mutator) (ssa.Build, *batching.TypedBuild) {
+func typedBuild(m widgets.Mutator) ssa.Build {
 	return ssa.Build{
-			Func: func(intent *unstructured.Unstructured, observed client.Object) error {
-				ac := &acv1alpha1.WidgetApplyConfiguration{}
-				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(intent.Object, ac); err != nil {
-					return err
-				}
-				if err := m(ac, observed.(*v1alpha1.Widget)); err != nil {
-					return err
-				}
-				content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ac)
-				intent.Object = content
-				return err
-			},
-		}, &batching.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, observed client.Object) error {
-			return m(ac.(*acv1alpha1.WidgetApplyConfiguration), observed.(*v1alpha1.Widget))
-		}}
+		Func: func(intent *unstructured.Unstructured, observed client.Object) (ssa.Built, error) {
+			ac := &acv1alpha1.WidgetApplyConfiguration{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(intent.Object, ac); err != nil {
+				return ssa.Built{}, err
+			}
+			if err := m(ac, observed.(*v1alpha1.Widget)); err != nil {
+				return ssa.Built{}, err
+			}
+			content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(ac)
+			intent.Object = content
+			return ssa.Built{}, err
+		},
+		Typed: &ssa.TypedBuild{Type: reflect.TypeFor[*acv1alpha1.WidgetApplyConfiguration](), Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
+			return ssa.Built{}, m(ac.(*acv1alpha1.WidgetApplyConfiguration), observed.(*v1alpha1.Widget))
+		}},
+	}
 }
 
 // reusingMemory is the control's writer: it keeps the apply configuration it

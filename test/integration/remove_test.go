@@ -258,7 +258,7 @@ var _ = Describe("Removing a condition", func() {
 		before := getWidget(ctx, key)
 		t, err := applier.TargetFor(before, ssa.StatusSubresource, manager)
 		Expect(err).NotTo(HaveOccurred())
-		keep := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) error { return nil }}
+		keep := ssa.Build{Func: func(*unstructured.Unstructured, client.Object) (ssa.Built, error) { return ssa.Built{}, nil }}
 		requests.Reset()
 		res, err := applier.Apply(ctx, t, before, keep, ssa.RemovingConditions("Reachable"))
 		Expect(err).To(MatchError(ssa.ErrRemovesForeignField))

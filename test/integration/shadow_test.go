@@ -511,8 +511,8 @@ var _ = Describe("shadow mode", func() {
 		key := client.ObjectKeyFromObject(createWidget(ctx, ns, "w1"))
 		Expect(legacyStatus(ctx, key, "Running")).To(Succeed())
 		before := getWidget(ctx, key)
-		build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) error {
-			return unstructured.SetNestedField(intent.Object, "Done", "status", "phase")
+		build := ssa.Build{Func: func(intent *unstructured.Unstructured, _ client.Object) (ssa.Built, error) {
+			return ssa.Built{}, unstructured.SetNestedField(intent.Object, "Done", "status", "phase")
 		}}
 
 		requests.Reset()
