@@ -14,8 +14,10 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/internal/conditionac"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/internal/objects"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -234,7 +236,7 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 	if len(d.removed) > 0 {
 		removed := fieldpath.NewSet()
 		for _, typ := range d.removed {
-			removed.Insert(conditionPath(typ))
+			removed.Insert(ownership.ConditionPath(typ))
 		}
 		e := &editor{target: t, observed: observed}
 		if err := e.checkRemovals(removed); err != nil {
@@ -257,7 +259,7 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 	if len(was) == len(now) {
 		same := true
 		for i := range was {
-			if !sameCondition(&was[i], &now[i]) {
+			if !conditionac.Same(&was[i], &now[i]) {
 				same = false
 				break
 			}
@@ -279,7 +281,7 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 		c := &now[i]
 		prev, had := byType[c.Type]
 		switch {
-		case had && sameCondition(prev, c):
+		case had && conditionac.Same(prev, c):
 			continue
 		case had && prev.ObservedGeneration != 0 && c.ObservedGeneration == 0:
 			return d, false // the editor releases observedGeneration alone
@@ -316,30 +318,6 @@ func hasDuplicateTypes(conds []metav1.Condition) bool {
 	return false
 }
 
-// sameCondition reports whether two conditions encode to the same JSON:
-// times to the second, a zero time as null, observedGeneration 0 left out.
-func sameCondition(a, b *metav1.Condition) bool {
-	if a.Type != b.Type || a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message ||
-		a.ObservedGeneration != b.ObservedGeneration {
-		return false
-	}
-	az, bz := a.LastTransitionTime.IsZero(), b.LastTransitionTime.IsZero()
-	if az || bz {
-		return az == bz
-	}
-	return a.LastTransitionTime.Unix() == b.LastTransitionTime.Unix()
-}
-
-func conditionElement(typ string) fieldpath.PathElement {
-	pe, _ := elementOf(map[string]any{"type": typ}, []string{"type"})
-	return pe
-}
-
-func conditionPath(typ string) fieldpath.Path {
-	status, conditions := "status", "conditions"
-	return fieldpath.Path{{FieldName: &status}, {FieldName: &conditions}, conditionElement(typ)}
-}
-
 // mergeInto claims and releases d's conditions in in as the editor merges
 // paths: in place, else appended in path order (the editor's set order).
 func (d *conditionsDiff) mergeInto(in *conditionsIntent) {
@@ -349,54 +327,27 @@ func (d *conditionsDiff) mergeInto(in *conditionsIntent) {
 	conds := in.Status.Conditions
 	var added []*metav1.Condition
 	for _, c := range d.claimed {
-		if i := conditionIndex(conds, c.Type); i >= 0 {
-			conds[i] = conditionApplied(c)
+		if i := conditionac.Index(conds, c.Type); i >= 0 {
+			conds[i] = conditionac.Of(*c)
 		} else {
 			added = append(added, c)
 		}
 	}
 	if len(added) > 1 {
 		slices.SortStableFunc(added, func(a, b *metav1.Condition) int {
-			return conditionElement(a.Type).Compare(conditionElement(b.Type))
+			return ownership.ConditionPath(a.Type).Compare(ownership.ConditionPath(b.Type))
 		})
 	}
 	if conds == nil && len(added) > 0 {
 		conds = make([]metav1ac.ConditionApplyConfiguration, 0, len(added))
 	}
 	for _, c := range added {
-		conds = append(conds, conditionApplied(c))
+		conds = append(conds, conditionac.Of(*c))
 	}
 	for _, typ := range d.removed {
-		if i := conditionIndex(conds, typ); i >= 0 {
+		if i := conditionac.Index(conds, typ); i >= 0 {
 			conds = append(conds[:i:i], conds[i+1:]...)
 		}
 	}
 	in.Status.Conditions = conds
-}
-
-// conditionIndex returns the index of the first condition of typ, or -1.
-func conditionIndex(conds []metav1ac.ConditionApplyConfiguration, typ string) int {
-	for i := range conds {
-		if t := conds[i].Type; t != nil && *t == typ {
-			return i
-		}
-	}
-	return -1
-}
-
-// conditionApplied is c as the editor holds it: no zero observedGeneration.
-func conditionApplied(c *metav1.Condition) metav1ac.ConditionApplyConfiguration {
-	v := &struct {
-		typ, reason, message string
-		status               metav1.ConditionStatus
-		observedGeneration   int64
-		lastTransitionTime   metav1.Time
-	}{typ: c.Type, reason: c.Reason, message: c.Message, status: c.Status,
-		observedGeneration: c.ObservedGeneration, lastTransitionTime: c.LastTransitionTime}
-	ac := metav1ac.ConditionApplyConfiguration{Type: &v.typ, Status: &v.status, Reason: &v.reason, Message: &v.message,
-		LastTransitionTime: &v.lastTransitionTime}
-	if c.ObservedGeneration != 0 {
-		ac.ObservedGeneration = &v.observedGeneration
-	}
-	return ac
 }

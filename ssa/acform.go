@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/internal/batching"
+	"github.com/statusapply/statusapply/internal/conditionac"
 )
 
 // A typed entry stays in the apply configuration type its mutators edit: it is
@@ -180,7 +181,7 @@ func deepCopyAC(v any) any {
 
 func deepCopyValue(v reflect.Value) reflect.Value {
 	if v.Type() == conditionsACType {
-		return reflect.ValueOf(copyConditions(conditionsOf(v)))
+		return reflect.ValueOf(conditionac.Copy(conditionsOf(v)))
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -261,80 +262,6 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
-
-// equalConditions compares lists of conditions as equalAC does, without reflection.
-func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for i := range a {
-		if !equalCondition(&a[i], &b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// equalCondition compares one condition as equalAC does, without reflection.
-func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
-	if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
-		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
-		return false
-	}
-	return equalTime(x.LastTransitionTime, y.LastTransitionTime)
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// conditionValues backs a copied condition's pointers in one allocation.
-type conditionValues struct {
-	typ, status, reason, message string
-	observedGeneration           int64
-	lastTransitionTime           metav1.Time
-}
-
-// copyConditions deep-copies conditions, the bulk of most statuses, without
-// reflection; a mutator writing through a copy cannot reach the original.
-func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.ConditionApplyConfiguration {
-	if in == nil {
-		return nil
-	}
-	out := make([]metav1ac.ConditionApplyConfiguration, len(in))
-	values := make([]conditionValues, len(in))
-	for i := range in {
-		c, v := &in[i], &values[i]
-		if c.Type != nil {
-			v.typ = *c.Type
-			out[i].Type = &v.typ
-		}
-		if c.Status != nil {
-			v.status = string(*c.Status)
-			out[i].Status = (*metav1.ConditionStatus)(&v.status)
-		}
-		if c.Reason != nil {
-			v.reason = *c.Reason
-			out[i].Reason = &v.reason
-		}
-		if c.Message != nil {
-			v.message = *c.Message
-			out[i].Message = &v.message
-		}
-		if c.ObservedGeneration != nil {
-			v.observedGeneration = *c.ObservedGeneration
-			out[i].ObservedGeneration = &v.observedGeneration
-		}
-		if c.LastTransitionTime != nil {
-			v.lastTransitionTime = *c.LastTransitionTime
-			out[i].LastTransitionTime = &v.lastTransitionTime
-		}
-	}
-	return out
-}
 
 // edit runs tb's mutators on the build's own copy of f's apply configuration
 // and reports whether the result still equals f's.
