@@ -159,17 +159,6 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return nil
 }
 
-// kindSchema returns an empty typed object of gvk, for its Schema and TypeRef.
-func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*typed.TypedValue, error) {
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(gvk)
-	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
-	if err != nil {
-		return nil, fmt.Errorf("the schema of %s: %w", gvk, err)
-	}
-	return tv, nil
-}
-
 // typedContent types content, without its kind, with gvk's schema; what
 // names content in the error.
 func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, what string, content map[string]any) (*typed.TypedValue, error) {

@@ -11,11 +11,11 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
 	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/conditionac"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
@@ -151,26 +151,8 @@ func (s conditionsShape) statusOf(obj client.Object) (reflect.Value, bool) {
 // conditionsKeyedByType reports whether the kind's schema keys
 // status.conditions by type alone, as the typed build merges them.
 func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
-	tv, err := kindSchema(tc, t.GVK)
-	if err != nil {
-		return false
-	}
-	s := tv.Schema()
-	tr := tv.TypeRef()
-	for _, field := range []string{"status", "conditions"} {
-		atom, ok := s.Resolve(tr)
-		if !ok || atom.Map == nil {
-			return false
-		}
-		f, ok := atom.FindField(field)
-		if !ok {
-			return false
-		}
-		tr = f.Type
-	}
-	atom, ok := s.Resolve(tr)
-	return ok && atom.List != nil && atom.List.ElementRelationship == schema.Associative &&
-		slices.Equal(atom.Keys, []string{"type"}) && !holdsKeyedList(s, atom.List.ElementType, 0)
+	ks, err := kindschema.Lookup(tc, t.GVK)
+	return err == nil && ks.Conditions.KeyedByType && !holdsKeyedList(ks.Schema, ks.Conditions.Item, 0)
 }
 
 // editTypedBuild returns the typed build of status Edits of one typed object
