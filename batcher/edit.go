@@ -247,7 +247,7 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return nil, false
 	}
 	v = v.Elem()
-	if i, found := statusField(v.Type()); found {
+	if i, found := objects.StatusField(v.Type()); found {
 		f := v.Field(i)
 		if f.Kind() == reflect.Struct {
 			f = f.Addr()
@@ -266,16 +266,6 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return map[string]any{"status": content}, true
 	}
 	return nil, false
-}
-
-// statusField returns the index of st's field tagged json:"status".
-func statusField(st reflect.Type) (int, bool) {
-	for i := range st.NumField() {
-		if name, inline, ok := objects.JSONName(st.Field(i)); ok && !inline && name == "status" {
-			return i, true
-		}
-	}
-	return -1, false
 }
 
 func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {

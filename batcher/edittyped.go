@@ -94,59 +94,7 @@ func (in *conditionsIntent) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// conditionsShape locates a typed object's status and its metav1 conditions.
-type conditionsShape struct {
-	status     int  // the object's status field
-	statusPtr  bool // the status field is a pointer to the struct
-	conditions int  // the status struct's conditions field
-}
-
 var conditionsType = reflect.TypeFor[[]metav1.Condition]()
-
-// conditionsShapeOf finds the shape of typ; ok is false unless the status is a
-// struct (or pointer) holding []metav1.Condition tagged json:"conditions" and
-// no inlined fields, whose content could mix with them.
-func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
-	var shape conditionsShape
-	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return shape, false
-	}
-	st := typ.Elem()
-	var found bool
-	if shape.status, found = statusField(st); !found {
-		return shape, false
-	}
-	status := st.Field(shape.status).Type
-	if status.Kind() == reflect.Pointer {
-		shape.statusPtr, status = true, status.Elem()
-	}
-	if status.Kind() != reflect.Struct {
-		return shape, false
-	}
-	shape.conditions = -1
-	for i := range status.NumField() {
-		f := status.Field(i)
-		switch name, inline, _ := objects.JSONName(f); {
-		case inline || f.Anonymous:
-			return shape, false
-		case name == "conditions" && f.Type == conditionsType:
-			shape.conditions = i
-		}
-	}
-	return shape, shape.conditions >= 0
-}
-
-// statusOf returns obj's status struct; ok is false for a nil status pointer.
-func (s conditionsShape) statusOf(obj client.Object) (reflect.Value, bool) {
-	v := reflect.ValueOf(obj).Elem().Field(s.status)
-	if s.statusPtr {
-		if v.IsNil() {
-			return v, false
-		}
-		v = v.Elem()
-	}
-	return v, true
-}
 
 // conditionsKeyedByType reports whether the kind's schema keys
 // status.conditions by type alone, as the typed build merges them.
@@ -167,7 +115,7 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 			return nil
 		}
 	}
-	shape, ok := conditionsShapeOf(typ)
+	shape, ok := objects.FindStatusList(typ, "conditions", conditionsType)
 	if !ok {
 		return nil
 	}
@@ -182,7 +130,7 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 
 // editConditions runs contribs on a copy of observed and merges the changed
 // conditions into in as the editor would, or declines with batching.ErrBuildUntyped.
-func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
+func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape objects.StatusList, contribs []contribution,
 	in *conditionsIntent, observed client.Object) error {
 	work, ok := observed.DeepCopyObject().(client.Object)
 	if !ok {
@@ -193,18 +141,18 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 			return fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
 		}
 	}
-	before, okBefore := shape.statusOf(observed)
-	after, okAfter := shape.statusOf(work)
+	before, okBefore := shape.StatusOf(reflect.ValueOf(observed))
+	after, okAfter := shape.StatusOf(reflect.ValueOf(work))
 	if !okBefore || !okAfter {
 		return batching.ErrBuildUntyped
 	}
 	for i := range before.NumField() {
-		if i != shape.conditions && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
+		if i != shape.List && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
 			return batching.ErrBuildUntyped
 		}
 	}
-	was, _ := before.Field(shape.conditions).Interface().([]metav1.Condition)
-	now, _ := after.Field(shape.conditions).Interface().([]metav1.Condition)
+	was, _ := before.Field(shape.List).Interface().([]metav1.Condition)
+	now, _ := after.Field(shape.List).Interface().([]metav1.Condition)
 	d, ok := diffConditions(was, now)
 	if !ok {
 		return batching.ErrBuildUntyped

@@ -16,6 +16,7 @@ import (
 
 	"github.com/statusapply/statusapply/internal/batching"
 	"github.com/statusapply/statusapply/internal/conditionac"
+	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // A typed entry stays in the apply configuration type its mutators edit: it is
@@ -69,11 +70,9 @@ func findLayout(typ reflect.Type) *acLayout {
 		if f.Anonymous && f.Type == objectMetaACType {
 			lay.meta = []int{i}
 		}
-		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
-			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
-				lay.conditions = []int{i, c.Index[0]}
-			}
-		}
+	}
+	if sl, ok := objects.FindStatusList(typ, "conditions", conditionsACType); ok && sl.StatusPtr {
+		lay.conditions = []int{sl.Status, sl.List}
 	}
 	if lay.meta == nil {
 		return nil

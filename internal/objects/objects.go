@@ -61,3 +61,68 @@ func JSONName(f reflect.StructField) (name string, inline, ok bool) {
 	}
 	return f.Name, false, true
 }
+
+// StatusList is where a Go type of objects (a typed object or an apply
+// configuration) keeps a list in its status.
+type StatusList struct {
+	Status    int  // the index of the field tagged json:"status"
+	StatusPtr bool // the status field is a pointer to its struct
+	List      int  // the index of the list in the status struct
+}
+
+// FindStatusList finds in typ, a pointer to a struct, the field tagged
+// json:"status" (a struct or a pointer to one) and in it the field tagged
+// json:name of type list. ok is false unless both are there and the status
+// has no inlined or embedded fields, whose content could mix with the list.
+// Fields are known by their JSON names, as the API server knows them.
+func FindStatusList(typ reflect.Type, name string, list reflect.Type) (StatusList, bool) {
+	var sl StatusList
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return sl, false
+	}
+	var found bool
+	if sl.Status, found = StatusField(typ.Elem()); !found {
+		return sl, false
+	}
+	status := typ.Elem().Field(sl.Status).Type
+	if status.Kind() == reflect.Pointer {
+		sl.StatusPtr, status = true, status.Elem()
+	}
+	if status.Kind() != reflect.Struct {
+		return sl, false
+	}
+	sl.List = -1
+	for i := range status.NumField() {
+		f := status.Field(i)
+		switch fname, inline, _ := JSONName(f); {
+		case inline || f.Anonymous:
+			return sl, false
+		case fname == name && f.Type == list:
+			sl.List = i
+		}
+	}
+	return sl, sl.List >= 0
+}
+
+// StatusOf returns the status struct of obj, a pointer to the struct of the
+// type sl was found in; ok is false for a nil status pointer.
+func (sl StatusList) StatusOf(obj reflect.Value) (reflect.Value, bool) {
+	v := obj.Elem().Field(sl.Status)
+	if sl.StatusPtr {
+		if v.IsNil() {
+			return v, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// StatusField returns the index of st's field tagged json:"status".
+func StatusField(st reflect.Type) (int, bool) {
+	for i := range st.NumField() {
+		if name, inline, ok := JSONName(st.Field(i)); ok && !inline && name == "status" {
+			return i, true
+		}
+	}
+	return -1, false
+}

@@ -90,3 +90,65 @@ func TestJSONName(t *testing.T) {
 		}
 	}
 }
+
+// FindStatusList knows fields by their JSON names, as the API server does:
+// a Go field named Status tagged otherwise is not the status.
+func TestFindStatusList(t *testing.T) {
+	type conds = []metav1.Condition
+	type (
+		plain struct {
+			Conditions conds `json:"conditions"`
+		}
+		embedding struct {
+			plain      `json:",inline"`
+			Conditions conds `json:"conditions"`
+		}
+		byPointer struct {
+			Status *plain `json:"status"`
+		}
+		byValue struct {
+			Status plain `json:"status,omitempty"`
+		}
+		misnamed struct {
+			Status *plain `json:"state"`
+		}
+		untagged struct{ Status *plain }
+		inlined  struct {
+			Status *embedding `json:"status"`
+		}
+		noList struct {
+			Status *struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		}
+		otherType struct {
+			Status *struct {
+				Conditions []string `json:"conditions"`
+			} `json:"status"`
+		}
+	)
+	typ := reflect.TypeFor[conds]()
+	for _, tc := range []struct {
+		name string
+		in   reflect.Type
+		want StatusList
+		ok   bool
+	}{
+		{"a status by pointer", reflect.TypeFor[*byPointer](), StatusList{Status: 0, StatusPtr: true, List: 0}, true},
+		{"a status by value", reflect.TypeFor[*byValue](), StatusList{Status: 0, List: 0}, true},
+		{"the Widget", reflect.TypeFor[*v1alpha1.Widget](), StatusList{Status: 3, List: 0}, true},
+		{"not a pointer", reflect.TypeFor[byPointer](), StatusList{}, false},
+		{"a Status field tagged otherwise", reflect.TypeFor[*misnamed](), StatusList{}, false},
+		{"an untagged Status field (encoded as Status)", reflect.TypeFor[*untagged](), StatusList{}, false},
+		{"an inlined field in the status", reflect.TypeFor[*inlined](), StatusList{}, false},
+		{"no such list", reflect.TypeFor[*noList](), StatusList{}, false},
+		{"a list of another type", reflect.TypeFor[*otherType](), StatusList{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := FindStatusList(tc.in, "conditions", typ)
+			if ok != tc.ok || ok && got != tc.want {
+				t.Fatalf("FindStatusList = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
