@@ -15,7 +15,9 @@ import (
 //
 //   - lastTransitionTime, unless cond sets it, is kept from the observed
 //     condition of the same type and status, else set to now;
-//   - observedGeneration is set to generation unless cond sets it.
+//   - observedGeneration is set to generation unless cond sets it; a 0 left
+//     is left out, as metav1.Condition encodes it (an object read back
+//     never holds a 0 there).
 //
 // cond is validated as the API server validates metav1.Condition, so that a bad
 // value fails here naming the field, not as a 422 for the whole apply; errors
