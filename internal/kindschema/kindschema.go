@@ -76,7 +76,7 @@ func conditionsOf(s *smdschema.Schema, tr smdschema.TypeRef) Conditions {
 	}
 	out := Conditions{
 		Atomic:      atom.List.ElementRelationship == smdschema.Atomic,
-		KeyedByType: atom.List.ElementRelationship == smdschema.Associative && slices.Equal(atom.List.Keys, []string{"type"}),
+		KeyedByType: atom.List.ElementRelationship == smdschema.Associative && slices.Equal(atom.Keys, []string{"type"}),
 		Item:        atom.List.ElementType,
 	}
 	elem, ok := s.Resolve(atom.List.ElementType)
