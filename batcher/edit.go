@@ -217,17 +217,12 @@ func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any,
 			return status, nil
 		}
 	}
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return runtime.DeepCopyJSON(ownership.WithoutManagedFields(u).Object), nil
-	}
-	cp, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T is not a client.Object", obj)
-	}
-	cp.SetManagedFields(nil)
-	content, err := toContent(cp)
+	content, err := objects.Content(obj, nil)
 	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
+		return nil, err
+	}
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return runtime.DeepCopyJSON(content), nil // shared with obj
 	}
 	return content, nil
 }

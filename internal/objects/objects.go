@@ -4,11 +4,16 @@ package objects
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // ErrNeedsManagedFields is wrapped by a build that cannot decide what to
@@ -125,4 +130,59 @@ func StatusField(st reflect.Type) (int, bool) {
 		}
 	}
 	return -1, false
+}
+
+// Content returns obj's content without managedFields, which no manager owns:
+// of its top-level fields in top (apiVersion and kind too, for unstructured
+// content), every field when top is nil. It shares what it can with obj, so
+// callers must not modify it. A typed object's other fields are zeroed before
+// the conversion, so that a manager of status does not pay for the spec; its
+// inlined fields are kept.
+func Content(obj client.Object, top []string) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if top == nil {
+			return ownership.WithoutManagedFields(u).Object, nil
+		}
+		content := make(map[string]any, len(top)+2)
+		for _, k := range append([]string{"apiVersion", "kind"}, top...) {
+			if v, has := u.Object[k]; has {
+				content[k] = v
+			}
+		}
+		return ownership.WithoutManagedFields(&unstructured.Unstructured{Object: content}).Object, nil
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%T is not a pointer to a struct", obj)
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	if top != nil {
+		st := cp.Elem()
+		for i := range st.NumField() {
+			name, inline, ok := JSONName(st.Type().Field(i))
+			if ok && !inline && !slices.Contains(top, name) {
+				st.Field(i).SetZero()
+			}
+		}
+	}
+	co, ok := cp.Interface().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", obj)
+	}
+	co.SetManagedFields(nil)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(co)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	if top != nil {
+		for k := range content {
+			// A zero struct field still converts (metadata to a null
+			// creationTimestamp), and typing it would cost as much as the rest.
+			if !slices.Contains(top, k) {
+				delete(content, k)
+			}
+		}
+	}
+	return content, nil
 }
