@@ -26,10 +26,9 @@ func View(c *metav1.Condition) metav1ac.ConditionApplyConfiguration {
 // Of returns c's apply configuration (View's) with its own values, in one
 // allocation rather than one per field: reconciles set conditions by the dozen.
 func Of(c metav1.Condition) metav1ac.ConditionApplyConfiguration {
-	view := View(&c)
-	var out metav1ac.ConditionApplyConfiguration
-	copyInto(&out, &view, new(values))
-	return out
+	own := new(metav1.Condition)
+	*own = c
+	return View(own)
 }
 
 // Equal reports whether two conditions encode alike: the same fields set to
