@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -162,12 +163,12 @@ func Compare(tc managedfields.TypeConverter, t ssa.Target, live, result client.O
 	if t.Subresource == ssa.StatusSubresource {
 		d.Conditions = compareConditions(takeConditions(before), takeConditions(after))
 	}
-	tv, err := kindSchema(tc, t.GVK)
+	ks, err := kindschema.Lookup(tc, t.GVK)
 	if err != nil {
-		return d, err
+		return d, fmt.Errorf("the schema of %s: %w", t.GVK, err)
 	}
 	changed, removed := fieldpath.NewSet(), fieldpath.NewSet()
-	diffContent(tv.Schema(), tv.TypeRef(), before, after, nil, changed, removed)
+	diffContent(ks.Schema, ks.TypeRef, before, after, nil, changed, removed)
 	subresourcePaths(t.Subresource, changed.Union(removed)).Iterate(func(p fieldpath.Path) {
 		lv, lok := valueAt(before, p)
 		sv, sok := valueAt(after, p)

@@ -159,17 +159,6 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	return ssa.Built{}, nil
 }
 
-// kindSchema returns an empty typed object of gvk, for its Schema and TypeRef.
-func kindSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) (*typed.TypedValue, error) {
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(gvk)
-	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
-	if err != nil {
-		return nil, fmt.Errorf("the schema of %s: %w", gvk, err)
-	}
-	return tv, nil
-}
-
 // typedContent types content, without its kind, with gvk's schema; what
 // names content in the error.
 func typedContent(tc managedfields.TypeConverter, gvk schema.GroupVersionKind, what string, content map[string]any) (*typed.TypedValue, error) {
@@ -228,17 +217,12 @@ func subresourceContent(obj client.Object, sub ssa.Subresource) (map[string]any,
 			return status, nil
 		}
 	}
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		return runtime.DeepCopyJSON(objects.WithoutManagedFields(u).Object), nil
-	}
-	cp, ok := obj.DeepCopyObject().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%T is not a client.Object", obj)
-	}
-	cp.SetManagedFields(nil)
-	content, err := toContent(cp)
+	content, err := objects.Content(obj, nil)
 	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
+		return nil, err
+	}
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return runtime.DeepCopyJSON(content), nil // shared with obj
 	}
 	return content, nil
 }
@@ -258,7 +242,7 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return nil, false
 	}
 	v = v.Elem()
-	if i, found := statusField(v.Type()); found {
+	if i, found := objects.StatusField(v.Type()); found {
 		f := v.Field(i)
 		if f.Kind() == reflect.Struct {
 			f = f.Addr()
@@ -277,16 +261,6 @@ func statusContent(obj client.Object) (map[string]any, bool) {
 		return map[string]any{"status": content}, true
 	}
 	return nil, false
-}
-
-// statusField returns the index of st's field tagged json:"status".
-func statusField(st reflect.Type) (int, bool) {
-	for i := range st.NumField() {
-		if name, inline, ok := objects.JSONName(st.Field(i)); ok && !inline && name == "status" {
-			return i, true
-		}
-	}
-	return -1, false
 }
 
 func (e *editor) relevant(set *fieldpath.Set) *fieldpath.Set {

@@ -11,10 +11,12 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
-	"sigs.k8s.io/structured-merge-diff/v6/schema"
 
+	"github.com/statusapply/statusapply/internal/conditionac"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/internal/objects"
+	"github.com/statusapply/statusapply/ownership"
 	"github.com/statusapply/statusapply/ssa"
 )
 
@@ -67,83 +69,13 @@ func conditionsFromContent(content map[string]any) (ac any, fits bool, err error
 	return in, true, nil
 }
 
-// conditionsShape locates a typed object's status and its metav1 conditions.
-type conditionsShape struct {
-	status     int  // the object's status field
-	statusPtr  bool // the status field is a pointer to the struct
-	conditions int  // the status struct's conditions field
-}
-
 var conditionsType = reflect.TypeFor[[]metav1.Condition]()
-
-// conditionsShapeOf finds the shape of typ; ok is false unless the status is a
-// struct (or pointer) holding []metav1.Condition tagged json:"conditions" and
-// no inlined fields, whose content could mix with them.
-func conditionsShapeOf(typ reflect.Type) (conditionsShape, bool) {
-	var shape conditionsShape
-	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
-		return shape, false
-	}
-	st := typ.Elem()
-	var found bool
-	if shape.status, found = statusField(st); !found {
-		return shape, false
-	}
-	status := st.Field(shape.status).Type
-	if status.Kind() == reflect.Pointer {
-		shape.statusPtr, status = true, status.Elem()
-	}
-	if status.Kind() != reflect.Struct {
-		return shape, false
-	}
-	shape.conditions = -1
-	for i := range status.NumField() {
-		f := status.Field(i)
-		switch name, inline, _ := objects.JSONName(f); {
-		case inline || f.Anonymous:
-			return shape, false
-		case name == "conditions" && f.Type == conditionsType:
-			shape.conditions = i
-		}
-	}
-	return shape, shape.conditions >= 0
-}
-
-// statusOf returns obj's status struct; ok is false for a nil status pointer.
-func (s conditionsShape) statusOf(obj client.Object) (reflect.Value, bool) {
-	v := reflect.ValueOf(obj).Elem().Field(s.status)
-	if s.statusPtr {
-		if v.IsNil() {
-			return v, false
-		}
-		v = v.Elem()
-	}
-	return v, true
-}
 
 // conditionsKeyedByType reports whether the kind's schema keys
 // status.conditions by type alone, as the typed build merges them.
 func conditionsKeyedByType(tc managedfields.TypeConverter, t ssa.Target) bool {
-	tv, err := kindSchema(tc, t.GVK)
-	if err != nil {
-		return false
-	}
-	s := tv.Schema()
-	tr := tv.TypeRef()
-	for _, field := range []string{"status", "conditions"} {
-		atom, ok := s.Resolve(tr)
-		if !ok || atom.Map == nil {
-			return false
-		}
-		f, ok := atom.FindField(field)
-		if !ok {
-			return false
-		}
-		tr = f.Type
-	}
-	atom, ok := s.Resolve(tr)
-	return ok && atom.List != nil && atom.List.ElementRelationship == schema.Associative &&
-		slices.Equal(atom.Keys, []string{"type"}) && !holdsKeyedList(s, atom.List.ElementType, 0)
+	ks, err := kindschema.Lookup(tc, t.GVK)
+	return err == nil && ks.Conditions.KeyedByType && !holdsKeyedList(ks.Schema, ks.Conditions.Item, 0)
 }
 
 // editTypedBuild returns the typed build of status Edits of one typed object
@@ -158,7 +90,7 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 			return nil
 		}
 	}
-	shape, ok := conditionsShapeOf(typ)
+	shape, ok := objects.FindStatusList(typ, "conditions", conditionsType)
 	if !ok {
 		return nil
 	}
@@ -183,7 +115,7 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 
 // editConditions runs contribs on a copy of observed and merges the changed
 // conditions into in as the editor would, or declines.
-func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditionsShape, contribs []contribution,
+func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape objects.StatusList, contribs []contribution,
 	in *conditionsIntent, observed client.Object) (ssa.Built, error) {
 	work, ok := observed.DeepCopyObject().(client.Object)
 	if !ok {
@@ -194,18 +126,18 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
 		}
 	}
-	before, okBefore := shape.statusOf(observed)
-	after, okAfter := shape.statusOf(work)
+	before, okBefore := shape.StatusOf(reflect.ValueOf(observed))
+	after, okAfter := shape.StatusOf(reflect.ValueOf(work))
 	if !okBefore || !okAfter {
 		return ssa.Built{Declined: true}, nil
 	}
 	for i := range before.NumField() {
-		if i != shape.conditions && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
+		if i != shape.List && !reflect.DeepEqual(before.Field(i).Interface(), after.Field(i).Interface()) {
 			return ssa.Built{Declined: true}, nil
 		}
 	}
-	was, _ := before.Field(shape.conditions).Interface().([]metav1.Condition)
-	now, _ := after.Field(shape.conditions).Interface().([]metav1.Condition)
+	was, _ := before.Field(shape.List).Interface().([]metav1.Condition)
+	now, _ := after.Field(shape.List).Interface().([]metav1.Condition)
 	d, ok := diffConditions(was, now)
 	if !ok {
 		return ssa.Built{Declined: true}, nil
@@ -219,7 +151,7 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape conditio
 	if len(d.removed) > 0 {
 		removed := fieldpath.NewSet()
 		for _, typ := range d.removed {
-			removed.Insert(conditionPath(typ))
+			removed.Insert(ownership.ConditionPath(typ))
 		}
 		e := &editor{target: t, observed: observed}
 		if built, err := e.checkRemovals(removed); err != nil {
@@ -242,7 +174,7 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 	if len(was) == len(now) {
 		same := true
 		for i := range was {
-			if !sameCondition(&was[i], &now[i]) {
+			if !conditionac.Same(&was[i], &now[i]) {
 				same = false
 				break
 			}
@@ -264,7 +196,7 @@ func diffConditions(was, now []metav1.Condition) (d conditionsDiff, ok bool) {
 		c := &now[i]
 		prev, had := byType[c.Type]
 		switch {
-		case had && sameCondition(prev, c):
+		case had && conditionac.Same(prev, c):
 			continue
 		case had && prev.ObservedGeneration != 0 && c.ObservedGeneration == 0:
 			return d, false // the editor releases observedGeneration alone
@@ -301,30 +233,6 @@ func hasDuplicateTypes(conds []metav1.Condition) bool {
 	return false
 }
 
-// sameCondition reports whether two conditions encode to the same JSON:
-// times to the second, a zero time as null, observedGeneration 0 left out.
-func sameCondition(a, b *metav1.Condition) bool {
-	if a.Type != b.Type || a.Status != b.Status || a.Reason != b.Reason || a.Message != b.Message ||
-		a.ObservedGeneration != b.ObservedGeneration {
-		return false
-	}
-	az, bz := a.LastTransitionTime.IsZero(), b.LastTransitionTime.IsZero()
-	if az || bz {
-		return az == bz
-	}
-	return a.LastTransitionTime.Unix() == b.LastTransitionTime.Unix()
-}
-
-func conditionElement(typ string) fieldpath.PathElement {
-	pe, _ := elementOf(map[string]any{"type": typ}, []string{"type"})
-	return pe
-}
-
-func conditionPath(typ string) fieldpath.Path {
-	status, conditions := "status", "conditions"
-	return fieldpath.Path{{FieldName: &status}, {FieldName: &conditions}, conditionElement(typ)}
-}
-
 // mergeInto claims and releases d's conditions in in as the editor merges
 // paths: in place, else appended in path order (the editor's set order).
 func (d *conditionsDiff) mergeInto(in *conditionsIntent) {
@@ -334,54 +242,27 @@ func (d *conditionsDiff) mergeInto(in *conditionsIntent) {
 	conds := in.Status.Conditions
 	var added []*metav1.Condition
 	for _, c := range d.claimed {
-		if i := conditionIndex(conds, c.Type); i >= 0 {
-			conds[i] = conditionApplied(c)
+		if i := conditionac.Index(conds, c.Type); i >= 0 {
+			conds[i] = conditionac.Of(*c)
 		} else {
 			added = append(added, c)
 		}
 	}
 	if len(added) > 1 {
 		slices.SortStableFunc(added, func(a, b *metav1.Condition) int {
-			return conditionElement(a.Type).Compare(conditionElement(b.Type))
+			return ownership.ConditionPath(a.Type).Compare(ownership.ConditionPath(b.Type))
 		})
 	}
 	if conds == nil && len(added) > 0 {
 		conds = make([]metav1ac.ConditionApplyConfiguration, 0, len(added))
 	}
 	for _, c := range added {
-		conds = append(conds, conditionApplied(c))
+		conds = append(conds, conditionac.Of(*c))
 	}
 	for _, typ := range d.removed {
-		if i := conditionIndex(conds, typ); i >= 0 {
+		if i := conditionac.Index(conds, typ); i >= 0 {
 			conds = append(conds[:i:i], conds[i+1:]...)
 		}
 	}
 	in.Status.Conditions = conds
-}
-
-// conditionIndex returns the index of the first condition of typ, or -1.
-func conditionIndex(conds []metav1ac.ConditionApplyConfiguration, typ string) int {
-	for i := range conds {
-		if t := conds[i].Type; t != nil && *t == typ {
-			return i
-		}
-	}
-	return -1
-}
-
-// conditionApplied is c as the editor holds it: no zero observedGeneration.
-func conditionApplied(c *metav1.Condition) metav1ac.ConditionApplyConfiguration {
-	v := &struct {
-		typ, reason, message string
-		status               metav1.ConditionStatus
-		observedGeneration   int64
-		lastTransitionTime   metav1.Time
-	}{typ: c.Type, reason: c.Reason, message: c.Message, status: c.Status,
-		observedGeneration: c.ObservedGeneration, lastTransitionTime: c.LastTransitionTime}
-	ac := metav1ac.ConditionApplyConfiguration{Type: &v.typ, Status: &v.status, Reason: &v.reason, Message: &v.message,
-		LastTransitionTime: &v.lastTransitionTime}
-	if c.ObservedGeneration != 0 {
-		ac.ObservedGeneration = &v.observedGeneration
-	}
-	return ac
 }

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/conditionac"
 	"github.com/statusapply/statusapply/internal/jsonvalue"
 	"github.com/statusapply/statusapply/ssa"
 )
@@ -255,7 +256,7 @@ func TestTypedEditRemovingAForeignConditionFails(t *testing.T) {
 		t.Fatalf("the editor failed with %v, the typed build with %v", editorErr, err)
 	}
 	d, ok := diffConditions(observed.Status.Conditions, []metav1.Condition{a})
-	in := &conditionsIntent{Status: &conditionsStatus{Conditions: []metav1ac.ConditionApplyConfiguration{conditionApplied(&a), conditionApplied(&b)}}}
+	in := &conditionsIntent{Status: &conditionsStatus{Conditions: []metav1ac.ConditionApplyConfiguration{conditionac.Of(a), conditionac.Of(b)}}}
 	d.mergeInto(in)
 	if !ok || len(in.Status.Conditions) != 1 {
 		t.Fatalf("control: merging without the check kept %d conditions", len(in.Status.Conditions))

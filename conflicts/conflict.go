@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"github.com/statusapply/statusapply/ownership"
 )
 
 // Conflict is one contested field: a field the applying manager tried to
@@ -31,7 +33,8 @@ type Conflict struct {
 	// Path is the contested field.
 	Path fieldpath.Path
 	// ConditionType is the type of the status condition Path lies in, or "" when
-	// Path is not under .status.conditions[type=...].
+	// Path is not under .status.conditions[type=...] (see
+	// ownership.ConditionTypeAt).
 	ConditionType string
 }
 
@@ -60,6 +63,6 @@ func (c Conflict) String() string {
 // newConflict fills in the derived fields of a conflict.
 func newConflict(owner Conflict, path fieldpath.Path) Conflict {
 	owner.Path = path
-	owner.ConditionType = ConditionType(path)
+	owner.ConditionType, _ = ownership.ConditionTypeAt(path)
 	return owner
 }

@@ -31,7 +31,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = ConditionType(p)
+		_ = newConflict(Conflict{}, p)
 		_ = removalTarget(p, nil)
 		_ = removalTarget(p, fieldpath.NewSet(p))
 		printed := p.String()

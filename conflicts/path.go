@@ -204,21 +204,3 @@ func (p *pathParser) expect(c byte) error {
 	p.pos++
 	return nil
 }
-
-// ConditionType returns X when path is `.status.conditions[type="X"]` or lies
-// under it, and "" otherwise. It recognises only the top-level status
-// conditions of the object, keyed by type alone, as metav1.Condition lists are.
-func ConditionType(path fieldpath.Path) string {
-	if len(path) < 3 || !isField(path[0], "status") || !isField(path[1], "conditions") {
-		return ""
-	}
-	k := path[2].Key
-	if k == nil || len(*k) != 1 || (*k)[0].Name != "type" || (*k)[0].Value == nil || !(*k)[0].Value.IsString() {
-		return ""
-	}
-	return (*k)[0].Value.AsString()
-}
-
-func isField(pe fieldpath.PathElement, name string) bool {
-	return pe.FieldName != nil && *pe.FieldName == name
-}

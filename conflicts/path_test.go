@@ -75,7 +75,8 @@ func TestParsePathMalformed(t *testing.T) {
 	}
 }
 
-func TestConditionType(t *testing.T) {
+// A conflict's ConditionType is ownership.ConditionTypeAt of the parsed path.
+func TestConditionTypeOfAParsedPath(t *testing.T) {
 	tests := map[string]string{
 		`.status.conditions[type="Ready"]`:                      "Ready",
 		`.status.conditions[type="Ready"].status`:               "Ready",
@@ -87,8 +88,8 @@ func TestConditionType(t *testing.T) {
 		`.status.components[name="x"].conditions[type="Ready"]`: "",
 	}
 	for in, want := range tests {
-		if got := ConditionType(MustParsePath(in)); got != want {
-			t.Errorf("ConditionType(%s) = %q, want %q", in, got, want)
+		if got := newConflict(Conflict{}, MustParsePath(in)).ConditionType; got != want {
+			t.Errorf("ConditionType of %s = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -298,7 +298,11 @@ func TestConditionTypeAt(t *testing.T) {
 		{fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("name", "A")), "", false},
 		{fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", 3)), "", false},
 		{fieldpath.MakePathOrDie("status", "conditions", "type"), "", false},
-		{fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("name", "n", "type", "A")), "A", true},
+		// An item keyed by more than its type is not a condition: ConditionPath("A") does not reach it.
+		{fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("name", "n", "type", "A")), "", false},
+		{fieldpath.MakePathOrDie("status", "conditions", fieldpath.KeyByFields("type", "A", "name", "n"), "status"), "", false},
+		{fieldpath.MakePathOrDie("spec", "conditions", fieldpath.KeyByFields("type", "A")), "", false},
+		{fieldpath.MakePathOrDie("status", "components", fieldpath.KeyByFields("name", "x"), "conditions", fieldpath.KeyByFields("type", "A")), "", false},
 	} {
 		got, ok := ConditionTypeAt(tc.p)
 		if got != tc.want || ok != tc.ok {

@@ -54,8 +54,10 @@ func conditionTypes(s *fieldpath.Set) []string {
 	return sortedUnique(types)
 }
 
-// ConditionTypeAt returns the condition type when p lies at or below
-// .status.conditions[type=X], and false elsewhere.
+// ConditionTypeAt returns X when p is .status.conditions[type="X"] or lies
+// below it, and false elsewhere. Only the object's own status conditions keyed
+// by type alone, as metav1.Condition lists are, count: an item of a list keyed
+// by more than its type is not the condition ConditionPath names.
 func ConditionTypeAt(p fieldpath.Path) (string, bool) {
 	if len(p) < 3 || !hasPrefix(p, ConditionsPath()) {
 		return "", false
@@ -63,15 +65,15 @@ func ConditionTypeAt(p fieldpath.Path) (string, bool) {
 	return conditionTypeOf(p[2])
 }
 
-// conditionTypeOf returns the type of a conditions map-list key element.
+// conditionTypeOf returns the type of a conditions map-list key element: a
+// key of the type alone, a string.
 func conditionTypeOf(pe fieldpath.PathElement) (string, bool) {
-	if pe.Key == nil {
+	if pe.Key == nil || len(*pe.Key) != 1 {
 		return "", false
 	}
-	for _, f := range *pe.Key {
-		if f.Name == ConditionKey && f.Value != nil && f.Value.IsString() {
-			return f.Value.AsString(), true
-		}
+	f := (*pe.Key)[0]
+	if f.Name != ConditionKey || f.Value == nil || !f.Value.IsString() {
+		return "", false
 	}
-	return "", false
+	return f.Value.AsString(), true
 }

@@ -5,6 +5,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
+
+	"github.com/statusapply/statusapply/internal/conditionac"
 )
 
 // equalAC reports whether a and b, apply configurations of one type (pointers
@@ -32,7 +34,7 @@ func equalValue(a, b reflect.Value) bool {
 		}
 		if a.Type() == conditionsACType {
 			// The bulk of most statuses, compared without reflection.
-			return equalConditions(conditionsOf(a), conditionsOf(b))
+			return conditionac.EqualAll(conditionsOf(a), conditionsOf(b))
 		}
 		return a.Pointer() == b.Pointer() || equalItems(a, b)
 	case reflect.Array:
@@ -115,6 +117,13 @@ func timeOf(v reflect.Value) *metav1.Time {
 }
 
 // equalTime compares times as they encode, to the second.
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
+}
+
 func equalTime(a, b *metav1.Time) bool {
 	if a == nil || b == nil {
 		return a == b

@@ -13,6 +13,9 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/statusapply/statusapply/internal/conditionac"
+	"github.com/statusapply/statusapply/internal/objects"
 )
 
 // A typed entry stays in the apply configuration type its mutators edit: it is
@@ -66,11 +69,9 @@ func findLayout(typ reflect.Type) *acLayout {
 		if f.Anonymous && f.Type == objectMetaACType {
 			lay.meta = []int{i}
 		}
-		if f.Name == "Status" && f.Type.Kind() == reflect.Pointer && f.Type.Elem().Kind() == reflect.Struct {
-			if c, ok := f.Type.Elem().FieldByName("Conditions"); ok && c.Type == conditionsACType && len(c.Index) == 1 {
-				lay.conditions = []int{i, c.Index[0]}
-			}
-		}
+	}
+	if sl, ok := objects.FindStatusList(typ, "conditions", conditionsACType); ok && sl.StatusPtr {
+		lay.conditions = []int{sl.Status, sl.List}
 	}
 	if lay.meta == nil {
 		return nil
@@ -178,7 +179,7 @@ func deepCopyAC(v any) any {
 
 func deepCopyValue(v reflect.Value) reflect.Value {
 	if v.Type() == conditionsACType {
-		return reflect.ValueOf(copyConditions(conditionsOf(v)))
+		return reflect.ValueOf(conditionac.Copy(conditionsOf(v)))
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -259,80 +260,6 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
-
-// equalConditions compares lists of conditions as equalAC does, without reflection.
-func equalConditions(a, b []metav1ac.ConditionApplyConfiguration) bool {
-	if len(a) != len(b) || (a == nil) != (b == nil) {
-		return false
-	}
-	for i := range a {
-		if !equalCondition(&a[i], &b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
-// equalCondition compares one condition as equalAC does, without reflection.
-func equalCondition(x, y *metav1ac.ConditionApplyConfiguration) bool {
-	if !equalPtr(x.Type, y.Type) || !equalPtr(x.Status, y.Status) || !equalPtr(x.Reason, y.Reason) ||
-		!equalPtr(x.Message, y.Message) || !equalPtr(x.ObservedGeneration, y.ObservedGeneration) {
-		return false
-	}
-	return equalTime(x.LastTransitionTime, y.LastTransitionTime)
-}
-
-func equalPtr[T comparable](a, b *T) bool {
-	if a == nil || b == nil {
-		return a == b
-	}
-	return *a == *b
-}
-
-// conditionValues backs a copied condition's pointers in one allocation.
-type conditionValues struct {
-	typ, status, reason, message string
-	observedGeneration           int64
-	lastTransitionTime           metav1.Time
-}
-
-// copyConditions deep-copies conditions, the bulk of most statuses, without
-// reflection; a mutator writing through a copy cannot reach the original.
-func copyConditions(in []metav1ac.ConditionApplyConfiguration) []metav1ac.ConditionApplyConfiguration {
-	if in == nil {
-		return nil
-	}
-	out := make([]metav1ac.ConditionApplyConfiguration, len(in))
-	values := make([]conditionValues, len(in))
-	for i := range in {
-		c, v := &in[i], &values[i]
-		if c.Type != nil {
-			v.typ = *c.Type
-			out[i].Type = &v.typ
-		}
-		if c.Status != nil {
-			v.status = string(*c.Status)
-			out[i].Status = (*metav1.ConditionStatus)(&v.status)
-		}
-		if c.Reason != nil {
-			v.reason = *c.Reason
-			out[i].Reason = &v.reason
-		}
-		if c.Message != nil {
-			v.message = *c.Message
-			out[i].Message = &v.message
-		}
-		if c.ObservedGeneration != nil {
-			v.observedGeneration = *c.ObservedGeneration
-			out[i].ObservedGeneration = &v.observedGeneration
-		}
-		if c.LastTransitionTime != nil {
-			v.lastTransitionTime = *c.LastTransitionTime
-			out[i].LastTransitionTime = &v.lastTransitionTime
-		}
-	}
-	return out
-}
 
 // edit runs tb's mutators on the build's own copy of f's apply configuration
 // and reports whether the result still equals f's, and what tb reported.

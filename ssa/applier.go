@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -16,11 +17,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	"github.com/go-logr/logr"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/kindschema"
 )
 
 // BuildFunc edits intent, one Target's apply configuration as unstructured
@@ -122,12 +122,11 @@ type Result struct {
 type Applier struct {
 	client  client.Client
 	cfg     config
-	tc      managedfields.TypeConverter
+	tc      *kindschema.Converter
 	lanes   lanes
 	metrics *metrics
 	owned   *ownedCache
 	entries entryCache
-	schemas kindSchemas
 	layouts layouts
 	shapes  intentShapes
 	// unchanged is the intent of every build that changes nothing.
@@ -153,7 +152,7 @@ func NewApplier(c client.Client, opts ...Option) (*Applier, error) {
 	}
 	converters := append(append([]managedfields.TypeConverter{}, cfg.converters...), clientgoac.NewTypeConverter(cfg.scheme))
 	return &Applier{
-		client: c, cfg: cfg, tc: TypeConverters(converters...), metrics: m, owned: newOwnedCache(cfg.ownedCacheSize),
+		client: c, cfg: cfg, tc: kindschema.NewConverter(TypeConverters(converters...)), metrics: m, owned: newOwnedCache(cfg.ownedCacheSize),
 		unchanged: &prepared{unchanged: true},
 	}, nil
 }
@@ -269,7 +268,7 @@ func (r *applyRun) check() error {
 	}
 	// No path may send without the kind's schema: without it neither what the
 	// manager owns nor what the intent releases can be told.
-	_, err := r.schemaOf(r.t.GVK)
+	_, err := r.tc.Kind(r.t.GVK)
 	return err
 }
 

@@ -36,6 +36,7 @@ import (
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
 	"github.com/statusapply/statusapply/conflicts"
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -901,9 +902,9 @@ func TestDefaults(t *testing.T) {
 func TestSchemaCacheFollowsSchemaVersion(t *testing.T) {
 	h := newHarness(t)
 	tc := &countingConverter{TypeConverter: h.a.tc}
-	h.a.tc = tc
+	h.a.tc = kindschema.NewConverter(tc)
 	for range 2 {
-		if _, err := h.a.schemaOf(h.t.GVK); err != nil {
+		if _, err := h.a.tc.Kind(h.t.GVK); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -911,7 +912,7 @@ func TestSchemaCacheFollowsSchemaVersion(t *testing.T) {
 		t.Fatalf("%d look-ups for one kind at one version, want 1", tc.calls)
 	}
 	tc.version++
-	if _, err := h.a.schemaOf(h.t.GVK); err != nil || tc.calls != 2 {
+	if _, err := h.a.tc.Kind(h.t.GVK); err != nil || tc.calls != 2 {
 		t.Fatalf("%d look-ups after the schemas changed, want 2 (err %v)", tc.calls, err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/kube-openapi/pkg/validation/strfmt"
 	"k8s.io/utils/ptr"
+
+	"github.com/statusapply/statusapply/internal/conditionac"
 )
 
 // conditionsPath is where conditions live; errors name fields under it.
@@ -108,7 +110,7 @@ func validateACConditions(conds, owned []metav1ac.ConditionApplyConfiguration) e
 		cond, readErrs := conditionFromAC(&conds[i])
 		checks.check(cond, readErrs, func() bool {
 			prev, ok := ownedByType[cond.Type]
-			return ok && equalCondition(&conds[i], prev)
+			return ok && conditionac.Equal(&conds[i], prev)
 		})
 	}
 	return errors.Join(checks.errs...)

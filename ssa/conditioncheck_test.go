@@ -7,16 +7,11 @@ import (
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	clientgoac "k8s.io/client-go/applyconfigurations"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
@@ -141,60 +136,6 @@ func widgetConverter(t testing.TB) managedfields.TypeConverter {
 		t.Fatal(err)
 	}
 	return TypeConverters(applyconfiguration.NewTypeConverter(s), clientgoac.NewTypeConverter(s))
-}
-
-func TestConditionsSchemaOf(t *testing.T) {
-	tc := widgetConverter(t)
-	group := v1alpha1.SchemeGroupVersion
-	for _, c := range []struct {
-		name string
-		gvk  schema.GroupVersionKind
-		want conditionsSchema
-	}{
-		{"Widget: a map list of metav1.Condition", group.WithKind("Widget"), conditionsSchema{metav1: true}},
-		{"Gadget: an atomic list of metav1.Condition", group.WithKind("Gadget"), conditionsSchema{atomic: true, metav1: true}},
-		{"Pod: conditions of their own shape", corev1.SchemeGroupVersion.WithKind("Pod"), conditionsSchema{}},
-		{"Deployment: conditions of their own shape", appsv1.SchemeGroupVersion.WithKind("Deployment"), conditionsSchema{}},
-		{"ConfigMap: no status", corev1.SchemeGroupVersion.WithKind("ConfigMap"), conditionsSchema{}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			u := &unstructured.Unstructured{Object: map[string]any{}}
-			u.SetGroupVersionKind(c.gvk)
-			tv, err := tc.ObjectToTyped(u)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := conditionsSchemaOf(tv); got != c.want {
-				t.Fatalf("got %+v, want %+v", got, c.want)
-			}
-		})
-	}
-	t.Run("no schema (deduced)", func(t *testing.T) {
-		u := &unstructured.Unstructured{Object: map[string]any{"status": map[string]any{"conditions": []any{condition("Ready", nil)}}}}
-		u.SetGroupVersionKind(group.WithKind("Widget"))
-		tv, err := typed.DeducedParseableType.FromUnstructured(u.Object)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := conditionsSchemaOf(tv); got != (conditionsSchema{}) {
-			t.Fatalf("got %+v, want nothing known", got)
-		}
-	})
-}
-
-func TestHasSchema(t *testing.T) {
-	tc := widgetConverter(t)
-	for gvk, want := range map[schema.GroupVersionKind]bool{
-		v1alpha1.SchemeGroupVersion.WithKind("Widget"):                            true,
-		corev1.SchemeGroupVersion.WithKind("Pod"):                                 true,
-		v1alpha1.SchemeGroupVersion.WithKind("Sprocket"):                          false,
-		{Group: "nope.example.com", Version: "v1", Kind: "Thing"}:                 false,
-		{Group: v1alpha1.SchemeGroupVersion.Group, Version: "v9", Kind: "Widget"}: false,
-	} {
-		if got := hasSchema(tc, gvk); got != want {
-			t.Errorf("hasSchema(%s) = %v, want %v", gvk, got, want)
-		}
-	}
 }
 
 // BenchmarkValidateConditionItems measures the check every Apply of a kind

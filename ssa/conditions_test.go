@@ -192,15 +192,3 @@ func TestKeptTransitionTime(t *testing.T) {
 		})
 	}
 }
-
-// sameType is string equality.
-func TestSameType(t *testing.T) {
-	for _, c := range [][2]string{
-		{"", ""}, {"", "A"}, {"A", "A"}, {"A", "B"}, {"Ready", "Ready"}, {"Ready", "Available"},
-		{"C01", "C02"}, {"C01", "D01"}, {"NodeReady", "DiskReady"}, {"NodeReady", "NodeReady"}, {"ab", "ba"},
-	} {
-		if got, want := sameType(c[0], c[1]), c[0] == c[1]; got != want {
-			t.Errorf("sameType(%q, %q) = %v, want %v", c[0], c[1], got, want)
-		}
-	}
-}

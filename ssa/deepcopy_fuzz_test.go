@@ -13,7 +13,7 @@ import (
 
 // FuzzDeepCopyAC decodes arbitrary JSON as a Widget apply configuration and
 // holds the copy each build edits (deepCopyAC, whose conditions go through
-// copyConditions) to what it stands in for:
+// conditionac.Copy) to what it stands in for:
 //
 //   - it encodes as the original does, and equals it as the comparison has it;
 //   - it shares no pointer, slice or map with the original: a mutator writing
@@ -60,7 +60,7 @@ func FuzzDeepCopyAC(f *testing.F) {
 			general[i] = deepCopyValue(reflect.ValueOf(in.Status.Conditions[i])).Interface().(metav1ac.ConditionApplyConfiguration)
 		}
 		if !reflect.DeepEqual(out.Status.Conditions, general) {
-			t.Fatalf("copyConditions(%s) = %+v, the reflective copy %+v", want, out.Status.Conditions, general)
+			t.Fatalf("conditionac.Copy(%s) = %+v, the reflective copy %+v", want, out.Status.Conditions, general)
 		}
 	})
 }
@@ -118,7 +118,7 @@ func sharedReference(a, b reflect.Value, at string) string {
 // TestSharedReferenceSeesAShallowCopy is FuzzDeepCopyAC's control: a copy
 // of the struct alone, as a build would edit without deepCopyAC, and a deep
 // copy whose conditions are the original's list, as a copy without
-// copyConditions' own allocation might be, both share with the original, and
+// conditionac.Copy' own allocation might be, both share with the original, and
 // sharedReference says where.
 func TestSharedReferenceSeesAShallowCopy(t *testing.T) {
 	in := acv1alpha1.Widget("w", "ns").WithStatus(acv1alpha1.WidgetStatus().

@@ -3,12 +3,10 @@ package ssa
 import (
 	"bytes"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -111,61 +109,19 @@ func (c *entryCache) intern(raw []byte) []byte {
 }
 
 // contentOf returns obj as unstructured content of its kind and the top-level
-// fields in top, without managedFields, sharing what it can with obj (callers
-// must not modify it). Other fields of a typed object are zeroed before the
-// conversion, so that a manager of status does not pay for the spec.
+// fields in top (see objects.Content), sharing what it can with obj (callers
+// must not modify it).
 func contentOf(obj client.Object, gvk schema.GroupVersionKind, top []string) (*unstructured.Unstructured, error) {
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content := make(map[string]any, len(top)+2)
-		for _, k := range []string{"apiVersion", "kind"} {
-			if v, has := u.Object[k]; has {
-				content[k] = v
-			}
-		}
-		for _, k := range top {
-			if v, has := u.Object[k]; has {
-				content[k] = v
-			}
-		}
-		return objects.WithoutManagedFields(&unstructured.Unstructured{Object: content}), nil
+	if top == nil {
+		top = []string{} // none, where objects.Content reads nil as all
 	}
-	v := reflect.ValueOf(obj)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%w: %T is not a pointer to a struct", ErrInvalidInput, obj)
-	}
-	cp := reflect.New(v.Elem().Type())
-	cp.Elem().Set(v.Elem())
-	st := cp.Elem()
-	for i := range st.NumField() {
-		name, known := jsonFieldName(st.Type().Field(i))
-		if known && !slices.Contains(top, name) {
-			st.Field(i).SetZero()
-		}
-	}
-	co, ok := cp.Interface().(client.Object)
-	if !ok {
-		return nil, fmt.Errorf("%w: %T is not a client.Object", ErrInvalidInput, obj)
-	}
-	co.SetManagedFields(nil)
-	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(co)
+	content, err := objects.Content(obj, top)
 	if err != nil {
-		return nil, fmt.Errorf("converting %T: %w", obj, err)
-	}
-	for k := range content {
-		// A zero struct field still converts (metadata to a null
-		// creationTimestamp), and typing it would cost as much as the rest.
-		if !slices.Contains(top, k) {
-			delete(content, k)
-		}
+		return nil, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	u := &unstructured.Unstructured{Object: content}
-	u.SetGroupVersionKind(gvk)
+	if _, ok := obj.(*unstructured.Unstructured); !ok {
+		u.SetGroupVersionKind(gvk) // unstructured content keeps its own
+	}
 	return u, nil
-}
-
-// jsonFieldName returns a struct field's own JSON name; known is false for an
-// inlined or unwritten field, which is kept.
-func jsonFieldName(f reflect.StructField) (name string, known bool) {
-	name, inline, ok := objects.JSONName(f)
-	return name, ok && !inline
 }

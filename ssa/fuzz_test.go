@@ -425,7 +425,7 @@ func FuzzOwned(f *testing.F) {
 			// without them the extracted item cannot be told from another.
 			return
 		}
-		if bare := objects.WithoutManagedFields(observed).Object; !valuesMatch(ks.schema, ks.typeRef, owned, bare) && !holdsNull(owned) {
+		if bare := objects.WithoutManagedFields(observed).Object; !valuesMatch(ks.Schema, ks.TypeRef, owned, bare) && !holdsNull(owned) {
 			t.Fatalf("the extracted %v does not match the object it came from %v", owned, bare)
 		}
 		if holdsNull(owned) {
@@ -448,7 +448,7 @@ func FuzzOwned(f *testing.F) {
 			return // the state is not reused at another resourceVersion
 		}
 		laterObj := widgetWithEntry(later, set, manager)
-		if !valuesMatch(ks.schema, ks.typeRef, owned, objects.WithoutManagedFields(laterObj).Object) {
+		if !valuesMatch(ks.Schema, ks.TypeRef, owned, objects.WithoutManagedFields(laterObj).Object) {
 			return
 		}
 		fresh, found, err := extractOwned(tc, laterObj, manager, StatusSubresource)

@@ -40,8 +40,8 @@ func intentSchemaError(t Target, err error) error {
 // fit is typed again as content, through the converters, which gives the
 // error (and lets one reading the cluster's schemas refresh them).
 func (a *Applier) checkIntentSchemaAC(t Target, ac any, body []byte) error {
-	if ks, err := a.schemaOf(t.GVK); err == nil {
-		pt := typed.ParseableType{Schema: ks.schema, TypeRef: ks.typeRef}
+	if ks, err := a.tc.Kind(t.GVK); err == nil {
+		pt := typed.ParseableType{Schema: ks.Schema, TypeRef: ks.TypeRef}
 		if _, err := pt.FromStructured(ac, typed.AllowDuplicates); err == nil {
 			return nil
 		}
@@ -64,7 +64,7 @@ func (a *Applier) mustTypeIntent(t Target, ac any) bool {
 }
 
 // intentShapes caches an intentShape per apply configuration type and kind,
-// dropped whenever the converters' SchemaVersion changes, as kindSchemas is.
+// dropped whenever the converters' SchemaVersion changes, as the kinds of kindschema.Converter are.
 type intentShapes struct {
 	mu      sync.Mutex
 	version uint64
@@ -87,10 +87,7 @@ type intentShape struct {
 }
 
 func (s *intentShapes) of(a *Applier, typ reflect.Type, gvk schema.GroupVersionKind) *intentShape {
-	var version uint64
-	if versioned, ok := a.tc.(interface{ SchemaVersion() uint64 }); ok {
-		version = versioned.SchemaVersion()
-	}
+	version := a.tc.SchemaVersion()
 	key := shapeKey{typ: typ, gvk: gvk}
 	s.mu.Lock()
 	if s.version != version {

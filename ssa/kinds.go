@@ -2,16 +2,14 @@ package ssa
 
 import (
 	"fmt"
-	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
-	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/internal/objects"
 	"github.com/statusapply/statusapply/ownership"
 )
@@ -59,7 +57,7 @@ func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
 // knownKind refuses a kind nothing knows when it is queued, not at Flush far
 // from the code that queued it. The REST mapper may ask discovery: it is last.
 func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) error {
-	if a.cfg.scheme.Recognizes(gvk) || hasSchema(a.tc, gvk) {
+	if a.cfg.scheme.Recognizes(gvk) || kindschema.Has(a.tc, gvk) {
 		return nil
 	}
 	if mapper := a.client.RESTMapper(); mapper != nil {
@@ -76,52 +74,6 @@ func (a *Applier) knownKind(obj client.Object, gvk schema.GroupVersionKind) erro
 		"and the API server serves no such resource; install its CRD and give the Applier its schema "+
 		"with WithTypeConverter: a generated applyconfiguration package's NewTypeConverter for your own Go types, "+
 		"schemas.FromCluster for a CRD the API server serves, crdschema.FromCRDFiles for CRD manifests", id, gvk)
-}
-
-// kindSchema is what an Applier needs of one kind's schema on every apply,
-// resolved once per kind.
-type kindSchema struct {
-	schema     *smdschema.Schema
-	typeRef    smdschema.TypeRef
-	conditions conditionsSchema
-}
-
-// kindSchemas caches kindSchema per kind, dropped whenever the converters'
-// SchemaVersion changes, so that an updated CRD is checked by its new schema.
-type kindSchemas struct {
-	mu      sync.Mutex
-	version uint64
-	kinds   map[schema.GroupVersionKind]*kindSchema
-}
-
-func (a *Applier) schemaOf(gvk schema.GroupVersionKind) (*kindSchema, error) {
-	var version uint64
-	if versioned, ok := a.tc.(interface{ SchemaVersion() uint64 }); ok {
-		version = versioned.SchemaVersion()
-	}
-	a.schemas.mu.Lock()
-	if a.schemas.version != version {
-		a.schemas.version, a.schemas.kinds = version, nil
-	}
-	ks := a.schemas.kinds[gvk]
-	a.schemas.mu.Unlock()
-	if ks != nil {
-		return ks, nil
-	}
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(gvk)
-	tv, err := a.tc.ObjectToTyped(probe, typed.AllowDuplicates)
-	if err != nil {
-		return nil, err
-	}
-	ks = &kindSchema{schema: tv.Schema(), typeRef: tv.TypeRef(), conditions: conditionsSchemaOf(tv)}
-	a.schemas.mu.Lock()
-	if a.schemas.kinds == nil {
-		a.schemas.kinds = map[schema.GroupVersionKind]*kindSchema{}
-	}
-	a.schemas.kinds[gvk] = ks
-	a.schemas.mu.Unlock()
-	return ks, nil
 }
 
 // newObjectLike returns an empty object of obj's Go type naming t's object.

@@ -327,7 +327,9 @@ func (c *ownedCache) unlink(s *ownedState) {
 	s.newer, s.older, s.cached = nil, nil, false
 }
 
-// appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub, if any.
+// appliedEntry returns the raw fieldsV1 of manager's Apply entry for sub, if
+// any: the entry ownership.Entry.AppliedBy picks, read without decoding its
+// fields, from content without converting the other entries.
 func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byte, found bool, err error) {
 	if u, ok := obj.(*unstructured.Unstructured); ok {
 		return appliedEntryUnstructured(u, manager, sub)
@@ -337,7 +339,7 @@ func appliedEntry(obj client.Object, manager string, sub Subresource) (raw []byt
 
 func appliedEntryIn(entries []metav1.ManagedFieldsEntry, manager string, sub Subresource) (raw []byte, found bool, err error) {
 	for _, mf := range entries {
-		if mf.Manager != manager || mf.Operation != metav1.ManagedFieldsOperationApply || mf.Subresource != string(sub) {
+		if !(ownership.Entry{Manager: mf.Manager, Operation: mf.Operation, Subresource: mf.Subresource}).AppliedBy(manager, string(sub)) {
 			continue
 		}
 		if err := checkFieldsType(manager, mf.FieldsType); err != nil {
@@ -356,8 +358,10 @@ func appliedEntryUnstructured(u *unstructured.Unstructured, manager string, sub 
 	items, _ := entries.([]any)
 	for _, item := range items {
 		mf, _ := item.(map[string]any)
+		m, _ := mf["manager"].(string)
+		op, _ := mf["operation"].(string)
 		s, _ := mf["subresource"].(string)
-		if mf["manager"] != manager || mf["operation"] != string(metav1.ManagedFieldsOperationApply) || s != string(sub) {
+		if !(ownership.Entry{Manager: m, Operation: metav1.ManagedFieldsOperationType(op), Subresource: s}).AppliedBy(manager, string(sub)) {
 			continue
 		}
 		ft, _ := mf["fieldsType"].(string)

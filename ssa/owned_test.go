@@ -15,11 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 	"github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration"
 	acv1alpha1 "github.com/statusapply/statusapply/api/v1alpha1/applyconfiguration/api/v1alpha1"
+	"github.com/statusapply/statusapply/internal/kindschema"
 	"github.com/statusapply/statusapply/ownership"
 )
 
@@ -169,26 +169,24 @@ func TestValuesMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := valuesMatch(ks.schema, ks.typeRef, owned, tt.observed); got != tt.want {
+			if got := valuesMatch(ks.Schema, ks.TypeRef, owned, tt.observed); got != tt.want {
 				t.Errorf("valuesMatch = %v, want %v", got, tt.want)
 			}
 		})
 	}
 	ownedPhase := map[string]any{"status": map[string]any{"phase": "Running"}}
-	if !valuesMatch(ks.schema, ks.typeRef, ownedPhase, status()) || valuesMatch(ks.schema, ks.typeRef, ownedPhase, map[string]any{"status": map[string]any{"phase": "Done"}}) {
+	if !valuesMatch(ks.Schema, ks.TypeRef, ownedPhase, status()) || valuesMatch(ks.Schema, ks.TypeRef, ownedPhase, map[string]any{"status": map[string]any{"phase": "Done"}}) {
 		t.Error("a scalar field is compared by value")
 	}
 }
 
-func widgetSchema(t testing.TB, tc managedfields.TypeConverter) *kindSchema {
+func widgetSchema(t testing.TB, tc managedfields.TypeConverter) *kindschema.Kind {
 	t.Helper()
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(v1alpha1.SchemeGroupVersion.WithKind("Widget"))
-	tv, err := tc.ObjectToTyped(probe, typed.AllowDuplicates)
+	ks, err := kindschema.Of(tc, v1alpha1.SchemeGroupVersion.WithKind("Widget"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &kindSchema{schema: tv.Schema(), typeRef: tv.TypeRef()}
+	return ks
 }
 
 // Every way Owned can fail wraps ErrInvalidInput, and an entry that cannot be
@@ -276,7 +274,7 @@ func TestExtractionCompleteness(t *testing.T) {
 			}
 			// The control: the value check alone lets this content serve
 			// for the object whose owned field came back with a value.
-			if !valuesMatch(ks.schema, ks.typeRef, content, map[string]any{"status": c.later}) {
+			if !valuesMatch(ks.Schema, ks.TypeRef, content, map[string]any{"status": c.later}) {
 				t.Fatalf("the control expects valuesMatch to miss the field that came back in %v", c.later)
 			}
 		})

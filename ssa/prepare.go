@@ -201,15 +201,15 @@ func (a *Applier) prepareUnstructured(ctx context.Context, t Target, st *ownedSt
 // checkConditions refuses conditions the API server would: any in an atomic
 // list and, for metav1.Condition, each invalid one the manager does not own as is.
 func (a *Applier) checkConditions(t Target, acConds, acOwned []metav1ac.ConditionApplyConfiguration, items, owned any) error {
-	ks, err := a.schemaOf(t.GVK)
+	ks, err := a.tc.Kind(t.GVK)
 	if err != nil {
 		return err
 	}
-	if ks.conditions.atomic {
+	if ks.Conditions.Atomic {
 		return invalidf("%s: status.conditions of %s is an atomic list, so every writer would own the whole list "+
 			"and a second writer conflicts with the first; declare it a map list (+listType=map, +listMapKey=type)", t, t.GVK.Kind)
 	}
-	if !ks.conditions.metav1 {
+	if !ks.Conditions.Metav1 {
 		return nil
 	}
 	// Checked here, where every way of writing a condition ends, since one bad

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -96,14 +95,9 @@ func conditionType(item any) string {
 
 // heldConditions returns the types of obj's status conditions among types.
 func heldConditions(obj client.Object, types []string) ([]string, error) {
-	var content map[string]any
-	if u, ok := obj.(*unstructured.Unstructured); ok {
-		content = u.Object
-	} else {
-		var err error
-		if content, err = runtime.DefaultUnstructuredConverter.ToUnstructured(obj); err != nil {
-			return nil, fmt.Errorf("converting %T: %w", obj, err)
-		}
+	content, err := objects.Content(obj, []string{"status"})
+	if err != nil {
+		return nil, err
 	}
 	items, _, _ := unstructured.NestedFieldNoCopy(content, "status", "conditions")
 	list, _ := items.([]any)

@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
+
+	"github.com/statusapply/statusapply/internal/kindschema"
 )
 
 // ErrNoSchema is wrapped when no type converter has the schema of an
@@ -39,7 +39,7 @@ func (tcs typeConverters) ObjectToTyped(obj runtime.Object, opts ...typed.Valida
 		if tv, err = tc.ObjectToTyped(obj, opts...); err == nil {
 			return tv, nil
 		}
-		if !errors.Is(err, ErrNoSchema) && hasSchema(tc, gvk) {
+		if !errors.Is(err, ErrNoSchema) && kindschema.Has(tc, gvk) {
 			// The converter knows the kind: the object does not fit its schema.
 			return nil, fmt.Errorf("%s: %w", gvk.Kind, err)
 		}
@@ -65,13 +65,4 @@ func (tcs typeConverters) TypedToObject(tv *typed.TypedValue) (runtime.Object, e
 		return nil, errors.New("no type converter")
 	}
 	return tcs[0].TypedToObject(tv)
-}
-
-// hasSchema reports whether tc has gvk's schema by converting an object of only
-// apiVersion and kind: the interface has no lookup by kind.
-func hasSchema(tc managedfields.TypeConverter, gvk schema.GroupVersionKind) bool {
-	probe := &unstructured.Unstructured{Object: map[string]any{}}
-	probe.SetGroupVersionKind(gvk)
-	_, err := tc.ObjectToTyped(probe)
-	return err == nil
 }

@@ -4,10 +4,13 @@ package objects
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -88,4 +91,124 @@ func WithoutManagedFields(obj *unstructured.Unstructured) *unstructured.Unstruct
 	}
 	content["metadata"] = meta
 	return &unstructured.Unstructured{Object: content}
+}
+
+// StatusList is where a Go type of objects (a typed object or an apply
+// configuration) keeps a list in its status.
+type StatusList struct {
+	Status    int  // the index of the field tagged json:"status"
+	StatusPtr bool // the status field is a pointer to its struct
+	List      int  // the index of the list in the status struct
+}
+
+// FindStatusList finds in typ, a pointer to a struct, the field tagged
+// json:"status" (a struct or a pointer to one) and in it the field tagged
+// json:name of type list. ok is false unless both are there and the status
+// has no inlined or embedded fields, whose content could mix with the list.
+// Fields are known by their JSON names, as the API server knows them.
+func FindStatusList(typ reflect.Type, name string, list reflect.Type) (StatusList, bool) {
+	var sl StatusList
+	if typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct {
+		return sl, false
+	}
+	var found bool
+	if sl.Status, found = StatusField(typ.Elem()); !found {
+		return sl, false
+	}
+	status := typ.Elem().Field(sl.Status).Type
+	if status.Kind() == reflect.Pointer {
+		sl.StatusPtr, status = true, status.Elem()
+	}
+	if status.Kind() != reflect.Struct {
+		return sl, false
+	}
+	sl.List = -1
+	for i := range status.NumField() {
+		f := status.Field(i)
+		switch fname, inline, _ := JSONName(f); {
+		case inline || f.Anonymous:
+			return sl, false
+		case fname == name && f.Type == list:
+			sl.List = i
+		}
+	}
+	return sl, sl.List >= 0
+}
+
+// StatusOf returns the status struct of obj, a pointer to the struct of the
+// type sl was found in; ok is false for a nil status pointer.
+func (sl StatusList) StatusOf(obj reflect.Value) (reflect.Value, bool) {
+	v := obj.Elem().Field(sl.Status)
+	if sl.StatusPtr {
+		if v.IsNil() {
+			return v, false
+		}
+		v = v.Elem()
+	}
+	return v, true
+}
+
+// StatusField returns the index of st's field tagged json:"status".
+func StatusField(st reflect.Type) (int, bool) {
+	for i := range st.NumField() {
+		if name, inline, ok := JSONName(st.Field(i)); ok && !inline && name == "status" {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// Content returns obj's content without managedFields, which no manager owns:
+// of its top-level fields in top (apiVersion and kind too, for unstructured
+// content), every field when top is nil. It shares what it can with obj, so
+// callers must not modify it. A typed object's other fields are zeroed before
+// the conversion, so that a manager of status does not pay for the spec; its
+// inlined fields are kept.
+func Content(obj client.Object, top []string) (map[string]any, error) {
+	if u, ok := obj.(*unstructured.Unstructured); ok {
+		if top == nil {
+			return WithoutManagedFields(u).Object, nil
+		}
+		content := make(map[string]any, len(top)+2)
+		for _, k := range append([]string{"apiVersion", "kind"}, top...) {
+			if v, has := u.Object[k]; has {
+				content[k] = v
+			}
+		}
+		return WithoutManagedFields(&unstructured.Unstructured{Object: content}).Object, nil
+	}
+	v := reflect.ValueOf(obj)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%T is not a pointer to a struct", obj)
+	}
+	cp := reflect.New(v.Elem().Type())
+	cp.Elem().Set(v.Elem())
+	if top != nil {
+		st := cp.Elem()
+		for i := range st.NumField() {
+			name, inline, ok := JSONName(st.Type().Field(i))
+			if ok && !inline && !slices.Contains(top, name) {
+				st.Field(i).SetZero()
+			}
+		}
+	}
+	co, ok := cp.Interface().(client.Object)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a client.Object", obj)
+	}
+	co.SetManagedFields(nil)
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(co)
+	if err != nil {
+		return nil, fmt.Errorf("converting %T: %w", obj, err)
+	}
+	if top != nil {
+		for k := range content {
+			// A zero struct field still converts (metadata to a null
+			// creationTimestamp), and typing it would cost as much as the rest.
+			if !slices.Contains(top, k) {
+				delete(content, k)
+			}
+		}
+	}
+	return content, nil
 }

@@ -2,11 +2,14 @@ package objects
 
 import (
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/statusapply/statusapply/api/v1alpha1"
 )
@@ -130,5 +133,125 @@ func TestWithoutManagedFieldsEdges(t *testing.T) {
 	}
 	if _, has := u.Object["metadata"].(map[string]any)["managedFields"]; !has {
 		t.Error("the original lost its managedFields")
+	}
+}
+
+// FindStatusList knows fields by their JSON names, as the API server does:
+// a Go field named Status tagged otherwise is not the status.
+func TestFindStatusList(t *testing.T) {
+	type conds = []metav1.Condition
+	type (
+		plain struct {
+			Conditions conds `json:"conditions"`
+		}
+		embedding struct {
+			plain      `json:",inline"`
+			Conditions conds `json:"conditions"`
+		}
+		byPointer struct {
+			Status *plain `json:"status"`
+		}
+		byValue struct {
+			Status plain `json:"status,omitempty"`
+		}
+		misnamed struct {
+			Status *plain `json:"state"`
+		}
+		untagged struct{ Status *plain }
+		inlined  struct {
+			Status *embedding `json:"status"`
+		}
+		noList struct {
+			Status *struct {
+				Phase string `json:"phase"`
+			} `json:"status"`
+		}
+		otherType struct {
+			Status *struct {
+				Conditions []string `json:"conditions"`
+			} `json:"status"`
+		}
+	)
+	typ := reflect.TypeFor[conds]()
+	for _, tc := range []struct {
+		name string
+		in   reflect.Type
+		want StatusList
+		ok   bool
+	}{
+		{"a status by pointer", reflect.TypeFor[*byPointer](), StatusList{Status: 0, StatusPtr: true, List: 0}, true},
+		{"a status by value", reflect.TypeFor[*byValue](), StatusList{Status: 0, List: 0}, true},
+		{"the Widget", reflect.TypeFor[*v1alpha1.Widget](), StatusList{Status: 3, List: 0}, true},
+		{"not a pointer", reflect.TypeFor[byPointer](), StatusList{}, false},
+		{"a Status field tagged otherwise", reflect.TypeFor[*misnamed](), StatusList{}, false},
+		{"an untagged Status field (encoded as Status)", reflect.TypeFor[*untagged](), StatusList{}, false},
+		{"an inlined field in the status", reflect.TypeFor[*inlined](), StatusList{}, false},
+		{"no such list", reflect.TypeFor[*noList](), StatusList{}, false},
+		{"a list of another type", reflect.TypeFor[*otherType](), StatusList{}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := FindStatusList(tc.in, "conditions", typ)
+			if ok != tc.ok || ok && got != tc.want {
+				t.Fatalf("FindStatusList = %+v, %v; want %+v, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+// Content gives a typed object and its unstructured form the same content
+// (apiVersion and kind aside, which unstructured content keeps), without
+// managedFields, and leaves the object as it was.
+func TestContent(t *testing.T) {
+	w := &v1alpha1.Widget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: v1alpha1.SchemeGroupVersion.String(), Kind: "Widget"},
+		ObjectMeta: metav1.ObjectMeta{Name: "w1", ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "m"}}},
+		Spec:       v1alpha1.WidgetSpec{Replicas: 2},
+		Status:     v1alpha1.WidgetStatus{Phase: "On"},
+	}
+	content, err := runtime.DefaultUnstructuredConverter.ToUnstructured(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &unstructured.Unstructured{Object: content}
+	for name, tc := range map[string]struct {
+		top  []string
+		want []string // top-level keys of the typed object's content
+	}{
+		"every field":      {nil, []string{"apiVersion", "kind", "metadata", "spec", "status"}},
+		"the status alone": {[]string{"status"}, []string{"status"}},
+		"none":             {[]string{}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			typed, err := Content(w, tc.top)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := slices.Sorted(maps.Keys(typed)); !slices.Equal(got, tc.want) {
+				t.Fatalf("typed content has %v, want %v", got, tc.want)
+			}
+			fromU, err := Content(u, tc.top)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(fromU, "apiVersion")
+			delete(fromU, "kind")
+			delete(typed, "apiVersion")
+			delete(typed, "kind")
+			if md, ok := typed["metadata"].(map[string]any); ok {
+				delete(md, "creationTimestamp") // null in the typed conversion
+			}
+			if md, ok := fromU["metadata"].(map[string]any); ok {
+				if _, has := md["managedFields"]; has {
+					t.Fatal("unstructured content keeps managedFields")
+				}
+				delete(md, "creationTimestamp")
+			}
+			if !reflect.DeepEqual(typed, fromU) {
+				t.Fatalf("typed %v, unstructured %v", typed, fromU)
+			}
+		})
+	}
+	if len(w.ManagedFields) != 1 || len(u.GetManagedFields()) != 1 {
+		t.Fatal("Content changed the object's managedFields")
 	}
 }

@@ -265,7 +265,7 @@ func (c *checker) checkOwnershipLocked(id string, obj *v1alpha1.Widget, inc *inc
 				if k2 == k || !s.Has(p) {
 					continue
 				}
-				if managerOf[k2] == managerTaker && takerDeclaration.Covers(conflicts.Conflict{Path: p, ConditionType: conflicts.ConditionType(p)}) {
+				if managerOf[k2] == managerTaker && takerDeclaration.Covers(conditionConflict(p)) {
 					c.taken++
 					continue
 				}
@@ -318,4 +318,10 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// conditionConflict is a conflict on p, with the condition type p lies in.
+func conditionConflict(p fieldpath.Path) conflicts.Conflict {
+	t, _ := ownership.ConditionTypeAt(p)
+	return conflicts.Conflict{Path: p, ConditionType: t}
 }
