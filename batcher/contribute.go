@@ -53,7 +53,8 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 		c.opts = (&ssa.ApplyOptions{}).ApplyOptions(opts)
 		if invalid == nil && (c.opts.DryRun || c.opts.AsOwner || c.opts.RawResponse) {
 			// How a batch sends an entry is the batch's (Batch.DryRun, package shadow).
-			invalid = fmt.Errorf("%w: a contribution takes no DryRun, AsOwner or RawResponse", ssa.ErrInvalidInput)
+			invalid = fmt.Errorf("%w: ssa.DryRun, ssa.DryRunAsOwner and RawResponse are options of Applier.Apply, "+
+				"not of a batch's contributions (Batch.DryRun dry-runs a batch)", ssa.ErrInvalidInput)
 		}
 	}
 	if invalid == nil {

@@ -32,9 +32,8 @@ import (
 // forms an intent reaches the Applier in: typed, in one apply configuration
 // type (what a batch builds for typed Mutators, and for status Edits of a typed
 // object that set conditions), and content (unstructured). It holds them to
-// one answer: the same no-op verdict, the same bodies sent (as JSON values,
-// but for the one difference withoutEmptyConditions accepts), and the same
-// class of error. The API server is controller-runtime's fake client, which
+// one answer: the same no-op verdict, the same bodies sent (as JSON values)
+// and the same class of error. The API server is controller-runtime's fake client, which
 // merges applies and keeps managedFields (see recordingClient).
 //
 // The input is the conditions the manager owns (applied first, in both runs
@@ -326,27 +325,9 @@ func applyForm(t *testing.T, in formsInput, typed bool) (out formOutcome, ok boo
 		if err := json.Unmarshal([]byte(body), &v); err != nil {
 			t.Fatal(err)
 		}
-		out.bodies = append(out.bodies, withoutEmptyConditions(v))
+		out.bodies = append(out.bodies, v)
 	}
 	return out, true
-}
-
-// withoutEmptyConditions leaves out of body a status that holds only an empty
-// conditions list. An Edit that removes the last condition the manager owns
-// (while another manager's stays) is sent as status.conditions [] by the
-// content form, the editor's, and without any status by the typed form, whose
-// empty list the Applier prunes as if it were omitted when empty. Both release
-// every condition; on the API server the first also leaves the manager owning
-// the empty list. The fuzz target accepts that one difference, known, and
-// holds the forms to every other.
-func withoutEmptyConditions(body any) any {
-	obj, _ := body.(map[string]any)
-	if status, ok := obj["status"].(map[string]any); ok && len(status) == 1 {
-		if conds, ok := status["conditions"].([]any); ok && len(conds) == 0 {
-			delete(obj, "status")
-		}
-	}
-	return body
 }
 
 // asTyped runs mutate on u's content as the apply configuration type, as a
