@@ -65,33 +65,6 @@ type Batch struct {
 	}
 }
 
-// objectOf returns the object queued as id, or nil. b.mu is held.
-func (b *Batch) objectOf(id ownership.ObjectRef) *object {
-	if b.index != nil {
-		return b.index[id]
-	}
-	for _, o := range b.objects {
-		if o.id == id {
-			return o
-		}
-	}
-	return nil
-}
-
-// addObject adds o, indexing only a batch of many. b.mu is held.
-func (b *Batch) addObject(o *object) {
-	b.objects = append(b.objects, o)
-	if b.index == nil && len(b.objects) >= 8 {
-		b.index = make(map[ownership.ObjectRef]*object, 2*len(b.objects))
-		for _, x := range b.objects[:len(b.objects)-1] {
-			b.index[x.id] = x
-		}
-	}
-	if b.index != nil {
-		b.index[o.id] = o
-	}
-}
-
 // object is one observed object and its queued entries, in queue order.
 type object struct {
 	id ownership.ObjectRef
@@ -191,25 +164,6 @@ type entry struct {
 	mixed bool
 }
 
-// push queues c, which has passed its check (see caller.check), on e.
-func (e *entry) push(c *contribution) {
-	if n := len(e.contribs); n == 0 {
-		e.mixed = false
-	} else if !e.mixed && c.call != e.contribs[n-1].call {
-		first := e.contribs[0].acType()
-		e.mixed = first == nil || c.acType() != first
-	}
-	e.contribs = append(e.contribs, *c)
-}
-
-// acType is the one apply configuration type all of contribs' Mutators edit, or nil.
-func acType(contribs []contribution, mixed bool) reflect.Type {
-	if mixed || len(contribs) == 0 {
-		return nil
-	}
-	return contribs[0].acType()
-}
-
 // sent clears the first n contributions, which were sent. An emptied entry
 // drops its array: its functions often hold the objects they were queued with.
 func (e *entry) sent(n int) {
@@ -266,33 +220,6 @@ func New(a *ssa.Applier, opts ...Option) *Batch {
 	return b
 }
 
-// add queues c for t, observing obj only if the object is new to the batch.
-// An error of c's type check (see checkCaller) names t and queues nothing.
-func (b *Batch) add(t ssa.Target, obj client.Object, c contribution) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if err := b.checkCaller(&c); err != nil {
-		return fmt.Errorf("%s: %w", t, err)
-	}
-	id := t.Object()
-	o := b.objectOf(id)
-	if o == nil {
-		cp, err := observe(obj)
-		if err != nil {
-			return err
-		}
-		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
-			u.SetGroupVersionKind(t.GVK)
-		}
-		o = &object{id: id, observed: observation{obj: cp}}
-		b.addObject(o)
-	}
-	e := o.entryFor(t)
-	e.push(&c)
-	b.last.obj, b.last.target, b.last.object, b.last.entry = obj, t, o, e
-	return nil
-}
-
 // observe returns a deep copy of obj, leaving obj untouched, except that a
 // typed object's managedFields entries share fieldsV1 bytes and timestamps with
 // obj's: those are never modified in place and are most of what copying costs.
@@ -321,93 +248,126 @@ func observe(obj client.Object) (client.Object, error) {
 	return cp, nil
 }
 
-func (o *object) entryFor(t ssa.Target) *entry {
-	if e := o.entryOf(t.Subresource, t.Manager); e != nil {
-		return e
-	}
-	// No room for contributions yet: a large batch often queues one per entry.
-	e := &entry{target: t}
-	if o.entries == nil {
-		o.entries = make([]*entry, 0, 4)
-	}
-	o.entries = append(o.entries, e)
-	return e
-}
-
-// addToLast queues c without checking obj again when the previous contribution
-// was for exactly obj, and reports whether it did. A new entry's target that
-// fails Validate is left to the full check, which says why.
-func (b *Batch) addToLast(obj client.Object, sub ssa.Subresource, manager string, c *contribution) (bool, error) {
+// add queues c on obj's entry for sub and manager and reports whether it did.
+// With t nil it queues only on the object queued last, unrenamed, taking that
+// object's checked target (status functions queue many in a row on one object,
+// which then needs checking only once); a new entry's target that fails
+// Validate is left to the caller's full check, which says why. Otherwise t is
+// obj's checked target, and obj is observed if the object is new to the batch.
+// c's types are checked unless they are those of the contribution queued last,
+// which passed; an error names the target and queues nothing.
+func (b *Batch) add(obj client.Object, sub ssa.Subresource, manager string, t *ssa.Target, c *contribution) (bool, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.last.object == nil || !b.isLast(obj) {
-		return false, nil
-	}
-	e := b.last.entry
-	if e == nil || e.target.Manager != manager || e.target.Subresource != sub {
-		e = b.last.object.entryOf(sub, manager)
-	}
-	t := &b.last.target
-	if e != nil {
-		t = &e.target
-	} else {
-		added := *t
-		if added.Subresource, added.Manager = sub, manager; added.Validate() != nil {
+	onLast := t == nil
+	var id ownership.ObjectRef
+	var o *object
+	if onLast {
+		last := &b.last.target
+		if b.last.object == nil || b.last.obj != obj || last.Name != obj.GetName() || last.Namespace != obj.GetNamespace() {
 			return false, nil
 		}
-		t = &added
+		if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != last.GVK {
+			return false, nil
+		}
+		o = b.last.object
+	} else {
+		sub, manager, id = t.Subresource, t.Manager, t.Object()
+		if b.index != nil {
+			o = b.index[id]
+		} else {
+			for _, x := range b.objects {
+				if x.id == id {
+					o = x
+					break
+				}
+			}
+		}
 	}
-	if err := b.checkCaller(c); err != nil {
-		return false, fmt.Errorf("%s: %w", *t, err)
+
+	// The object's entry for sub and manager, most often the one queued last.
+	// An object's entries all name it: their targets differ only there.
+	var e *entry
+	if o != nil {
+		if e = b.last.entry; o != b.last.object || e == nil || e.target.Manager != manager || e.target.Subresource != sub {
+			e = nil
+			for _, x := range o.entries {
+				if x.target.Manager == manager && x.target.Subresource == sub {
+					e = x
+					break
+				}
+			}
+		}
+	}
+	if onLast {
+		if e != nil {
+			t = &e.target
+		} else {
+			added := b.last.target
+			if added.Subresource, added.Manager = sub, manager; added.Validate() != nil {
+				return false, nil
+			}
+			t = &added
+		}
+	}
+
+	// The check depends on c's types alone: a repeat of the last caller passed.
+	if b.last.call == nil || c.call != b.last.call {
+		if typ := c.call.acType(); typ != nil && (typ.Kind() != reflect.Pointer || typ.Elem().Kind() != reflect.Struct) {
+			return false, fmt.Errorf("%s: %w: the apply configuration type %v is not a pointer to a struct", *t, ssa.ErrInvalidInput, typ)
+		}
+		b.last.call = c.call
+	}
+
+	if o == nil {
+		cp, err := observe(obj)
+		if err != nil {
+			return false, err
+		}
+		if u, isUnstructured := cp.(*unstructured.Unstructured); isUnstructured {
+			u.SetGroupVersionKind(t.GVK)
+		}
+		o = &object{id: id, observed: observation{obj: cp}}
+		b.objects = append(b.objects, o)
+		// Only a batch of many is indexed.
+		if b.index == nil && len(b.objects) >= 8 {
+			b.index = make(map[ownership.ObjectRef]*object, 2*len(b.objects))
+			for _, x := range b.objects[:len(b.objects)-1] {
+				b.index[x.id] = x
+			}
+		}
+		if b.index != nil {
+			b.index[id] = o
+		}
 	}
 	if e == nil {
-		e = b.last.object.entryFor(*t)
+		// No room for contributions yet: a large batch often queues one per entry.
+		e = &entry{target: *t}
+		if o.entries == nil {
+			o.entries = make([]*entry, 0, 4)
+		}
+		o.entries = append(o.entries, e)
 	}
-	b.last.entry = e
-	if n := len(e.contribs); n > 0 && n == cap(e.contribs) {
+
+	n := len(e.contribs)
+	if onLast && n > 0 && n == cap(e.contribs) {
 		// Grow steeply: status functions queue dozens, and copies are costly.
 		grown := make([]contribution, n, max(8, 4*n))
 		copy(grown, e.contribs)
 		e.contribs = grown
 	}
-	e.push(c)
+	if n == 0 {
+		e.mixed = false
+	} else if !e.mixed && c.call != e.contribs[n-1].call {
+		first := e.contribs[0].call.acType()
+		e.mixed = first == nil || c.call.acType() != first
+	}
+	e.contribs = append(e.contribs, *c)
+	if !onLast {
+		b.last.obj, b.last.target, b.last.object = obj, *t, o
+	}
+	b.last.entry = e
 	return true, nil
-}
-
-// entryOf returns o's entry for sub and manager, or nil. An object's entries
-// all name it: their targets differ only there.
-func (o *object) entryOf(sub ssa.Subresource, manager string) *entry {
-	for _, e := range o.entries {
-		if e.target.Manager == manager && e.target.Subresource == sub {
-			return e
-		}
-	}
-	return nil
-}
-
-// checkCaller checks c's types (see caller.check) unless they are those of
-// the contribution queued last, which passed. b.mu is held.
-func (b *Batch) checkCaller(c *contribution) error {
-	if b.last.call != nil && c.call == b.last.call {
-		return nil
-	}
-	if err := c.call.check(); err != nil {
-		return err
-	}
-	b.last.call = c.call
-	return nil
-}
-
-// isLast reports whether obj is the last object queued, unrenamed. b.mu is held.
-func (b *Batch) isLast(obj client.Object) bool {
-	t := &b.last.target
-	if b.last.obj != obj || t.Name != obj.GetName() || t.Namespace != obj.GetNamespace() {
-		return false
-	}
-	if u, ok := obj.(*unstructured.Unstructured); ok && u.GroupVersionKind() != t.GVK {
-		return false
-	}
-	return true
 }
 
 // Pending lists the entries still queued, objects in the order they were first
@@ -527,7 +487,10 @@ type flushMode struct {
 
 // flush runs each object's share of the queued entries as m says, objects in
 // parallel, then drops the entries it cleared; a flush that applies records
-// the statusapply_pending_entries it left queued.
+// the statusapply_pending_entries it left queued. A share is an object's
+// entries in send order, each with a capped view of the contributions queued
+// now: they are only ever appended, and only a Flush removes them, so no copy
+// is needed.
 func (b *Batch) flush(ctx context.Context, m flushMode) error {
 	b.flushMu.Lock()
 	defer b.flushMu.Unlock()
@@ -538,12 +501,21 @@ func (b *Batch) flush(ctx context.Context, m flushMode) error {
 		if len(o.entries) == 0 {
 			continue
 		}
-		work = append(work, b.workOf(o, make([]entryWork, 0, len(o.entries))))
+		w := flushWork{object: o, entries: make([]entryWork, 0, len(o.entries))}
+		for _, e := range sendOrder(o.entries) {
+			n := len(e.contribs)
+			ew := entryWork{entry: e, contribs: e.contribs[:n:n]}
+			if !e.mixed && n > 0 {
+				ew.acType = e.contribs[0].call.acType()
+			}
+			w.entries = append(w.entries, ew)
+		}
+		work = append(work, w)
 	}
 	b.mu.Unlock()
 
 	errs := make([]error, len(work))
-	var tally ssa.Pending // settle adds to it under b.mu
+	var tally ssa.Pending // flushShare adds to it under b.mu
 	if len(work) == 1 {
 		// A reconcile's usual Flush: no goroutine to wait for.
 		errs[0] = b.flushShare(ctx, &work[0], 1, &tally, m)
@@ -566,8 +538,10 @@ func (b *Batch) flush(ctx context.Context, m flushMode) error {
 	return errors.Join(errs...)
 }
 
-// flushShare flushes w as m says and lets go of it: a large Flush holds only
-// entries in flight.
+// flushShare flushes w as m says; unless it dry-ran, it then records in tally
+// what the Flush did with w's entries and drops the sent ones, keeping the
+// object: the next Flush builds on its observation. It lets go of w's entries:
+// a large Flush holds only entries in flight.
 func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *ssa.Pending, m flushMode) error {
 	var err error
 	if m.consume != nil {
@@ -579,34 +553,26 @@ func (b *Batch) flushShare(ctx context.Context, w *flushWork, n int, tally *ssa.
 		if n > 1 { // a reconcile's one object keeps its response as it came
 			b.pack(w.object, n >= packDictObjects)
 		}
-		b.settle(w, tally)
+		b.mu.Lock()
+		for _, ew := range w.entries {
+			tally.Add(&ew.entry.target, len(ew.entry.contribs) > 0)
+		}
+		o := w.object
+		kept := o.entries[:0]
+		for _, e := range o.entries {
+			if len(e.contribs) > 0 {
+				kept = append(kept, e)
+			} else if b.last.entry == e {
+				b.last.entry = nil
+			}
+		}
+		// The dropped entries must not stay reachable past the end.
+		clear(o.entries[len(kept):])
+		o.entries = kept
+		b.mu.Unlock()
 	}
-	w.release()
+	w.entries = nil
 	return err
-}
-
-// workOf returns o's share of a Flush, its entries appended to entries, each
-// with a capped view of the contributions queued now: they are only ever
-// appended, and only a Flush removes them, so no copy is needed. b.mu is held.
-func (b *Batch) workOf(o *object, entries []entryWork) flushWork {
-	for _, e := range sendOrder(o.entries) {
-		n := len(e.contribs)
-		contribs := e.contribs[:n:n]
-		entries = append(entries, entryWork{entry: e, contribs: contribs, acType: acType(contribs, e.mixed)})
-	}
-	return flushWork{object: o, entries: entries}
-}
-
-// settle records what the Flush did with w's entries and drops the sent
-// ones, keeping the object: the next Flush builds on its observation.
-func (b *Batch) settle(w *flushWork, tally *ssa.Pending) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, ew := range w.entries {
-		t := &ew.entry.target
-		tally.Add(t, len(ew.entry.contribs) > 0)
-	}
-	b.dropSent(w.object)
 }
 
 // packDictObjects is the fewest objects of a Flush that compresses against a
@@ -638,7 +604,7 @@ func (b *Batch) pack(o *object, withDict bool) {
 }
 
 // flushWork is one object's share of a Flush: its entries in send order,
-// each with a view of the contributions it sends (see workOf).
+// each with a view of the contributions it sends (see flush).
 type flushWork struct {
 	object  *object
 	entries []entryWork
@@ -647,23 +613,15 @@ type flushWork struct {
 type entryWork struct {
 	entry    *entry
 	contribs []contribution // what this Flush sends of the entry's contributions
-	acType   reflect.Type   // the one apply configuration type they edit (see acType)
-}
-
-func (b *Batch) observed(o *object) observation {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return o.observed
-}
-
-func (w *flushWork) release() {
-	w.entries = nil
+	acType   reflect.Type   // the one apply configuration type they edit; nil if mixed (see build)
 }
 
 // flushObject sends one object's entries in order and records each result.
 func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Target, ssa.Result, error)) error {
 	var errs []error
-	observed := b.observed(w.object)
+	b.mu.Lock()
+	observed := w.object.observed
+	b.mu.Unlock()
 	first, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
@@ -694,7 +652,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		opts.DryRun = dryRun != nil
 		// Defer decoding when nothing in this Flush reads the response.
 		opts.RawResponse = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
-		res, err := b.applier.Apply(ctx, *t, obs, b.entryBuild(t, contribs, ew.acType), opts)
+		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
 		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)
@@ -732,7 +690,9 @@ func (b *Batch) undecodable(w flushWork, err error) error {
 
 // consumeObject hands w's entries to fn, each on the batch's observation.
 func (b *Batch) consumeObject(ctx context.Context, w flushWork, fn func(context.Context, Entry) error) error {
-	observed := b.observed(w.object)
+	b.mu.Lock()
+	observed := w.object.observed
+	b.mu.Unlock()
 	obs, err := observed.get()
 	if err != nil {
 		return b.undecodable(w, err)
@@ -740,7 +700,7 @@ func (b *Batch) consumeObject(ctx context.Context, w flushWork, fn func(context.
 	var errs []error
 	for _, ew := range w.entries {
 		t := &ew.entry.target
-		e := Entry{Target: *t, Observed: obs, Build: b.entryBuild(t, ew.contribs, ew.acType), Options: applyOptions(ew.contribs)}
+		e := Entry{Target: *t, Observed: obs, Build: build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), Options: applyOptions(ew.contribs)}
 		e.Options.Guarded = e.Options.Guarded || b.guardAll
 		if err := fn(ctx, e); err != nil {
 			errs = append(errs, err)
@@ -751,21 +711,6 @@ func (b *Batch) consumeObject(ctx context.Context, w flushWork, fn func(context.
 		b.mu.Unlock()
 	}
 	return errors.Join(errs...)
-}
-
-// dropSent drops o's entries with nothing queued. b.mu is held.
-func (b *Batch) dropSent(o *object) {
-	entries := o.entries[:0]
-	for _, e := range o.entries {
-		if len(e.contribs) > 0 {
-			entries = append(entries, e)
-		} else if b.last.entry == e {
-			b.last.entry = nil
-		}
-	}
-	// The dropped entries must not stay reachable past the end.
-	clear(o.entries[len(entries):])
-	o.entries = entries
 }
 
 // sendOrder returns entries main resource first, each group in queue order.

@@ -129,27 +129,42 @@ func label(k, v string) Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetApplyConfigu
 	}
 }
 
-func TestIsLastRemembersOnlyTheSameObject(t *testing.T) {
+// mutatorOf is the contribution Status and Object queue for m.
+func mutatorOf[O client.Object, AC any](m Mutator[O, AC]) contribution {
+	return contribution{fn: m, call: mutatorCaller[O, AC]{}}
+}
+
+// The fast path of add takes only the object queued last, unrenamed.
+func TestAddOnLastTakesOnlyTheSameObject(t *testing.T) {
 	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns"}}
 	gvk := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	target := ssa.Target{GVK: gvk, Namespace: "ns", Name: "w0", Subresource: ssa.StatusSubresource, Manager: "m"}
 	b := &Batch{}
-	if b.isLast(w) {
+	c := mutatorOf(phase("On"))
+	isLast := func(obj client.Object) bool {
+		t.Helper()
+		queued, err := b.add(obj, ssa.StatusSubresource, "m", nil, &c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return queued
+	}
+	if isLast(w) {
 		t.Fatal("last before any contribution")
 	}
-	b.last.obj, b.last.target = w, target
-	if !b.isLast(w) {
+	b.last.obj, b.last.target, b.last.object = w, target, &object{}
+	if !isLast(w) {
 		t.Fatal("the object just queued is not last")
 	}
-	if b.isLast(w.DeepCopy()) {
+	if isLast(w.DeepCopy()) {
 		t.Error("another object of the same name: taken as last")
 	}
 	w.Name = "renamed"
-	if b.isLast(w) {
+	if isLast(w) {
 		t.Error("a renamed object: taken as last")
 	}
 	w.Name, w.Namespace = "w0", "other"
-	if b.isLast(w) {
+	if isLast(w) {
 		t.Error("an object moved to another namespace: taken as last")
 	}
 
@@ -158,11 +173,11 @@ func TestIsLastRemembersOnlyTheSameObject(t *testing.T) {
 	u.SetNamespace("ns")
 	u.SetName("w0")
 	b.last.obj = u
-	if !b.isLast(u) {
+	if !isLast(u) {
 		t.Fatal("the same unstructured object is not taken as last")
 	}
 	u.SetKind("Gadget")
-	if b.isLast(u) {
+	if isLast(u) {
 		t.Fatal("an unstructured object of another kind: taken as last")
 	}
 }
@@ -253,18 +268,12 @@ func TestApplyOptionsFromContributions(t *testing.T) {
 }
 
 func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
-	typedC, err := newContribution(phase("On"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	unstructuredC, err := newContribution(Mutator[*v1alpha1.Widget, *unstructured.Unstructured](func(*unstructured.Unstructured, *v1alpha1.Widget) error { return nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	otherC, err := newContribution(Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetStatusApplyConfiguration](func(*acv1alpha1.WidgetStatusApplyConfiguration, *v1alpha1.Widget) error { return nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
+	typedC := mutatorOf(phase("On"))
+	unstructuredC := mutatorOf(Mutator[*v1alpha1.Widget, *unstructured.Unstructured](func(*unstructured.Unstructured, *v1alpha1.Widget) error { return nil }))
+	otherC := mutatorOf(Mutator[*v1alpha1.Widget, *acv1alpha1.WidgetStatusApplyConfiguration](func(*acv1alpha1.WidgetStatusApplyConfiguration, *v1alpha1.Widget) error { return nil }))
+	w := &v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w0", Namespace: "ns"}}
+	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w0",
+		Subresource: ssa.StatusSubresource, Manager: "m"}
 	edit := contribution{fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}}
 	for _, tc := range []struct {
 		name     string
@@ -281,11 +290,18 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 		{"then an edit", []contribution{typedC, edit}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &entry{}
+			batch := &Batch{}
 			for _, c := range tc.contribs {
-				e.push(&c)
+				if _, err := batch.add(w, target.Subresource, target.Manager, &target, &c); err != nil {
+					t.Fatal(err)
+				}
 			}
-			b := build(&ssa.Target{}, nil, e.contribs, acType(e.contribs, e.mixed))
+			e := batch.objects[0].entries[0]
+			var acType reflect.Type // as flush takes it
+			if !e.mixed {
+				acType = e.contribs[0].call.acType()
+			}
+			b := build(&ssa.Target{}, nil, e.contribs, acType)
 			typed := b.Typed
 			if b.Func == nil || (typed != nil) != tc.typed {
 				t.Fatalf("typed build %v, want %v", typed != nil, tc.typed)
@@ -295,12 +311,13 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			}
 		})
 	}
-	nonPointer, err := newContribution(Mutator[*v1alpha1.Widget, acv1alpha1.WidgetApplyConfiguration](func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := nonPointer.call.check(); !errors.Is(err, ssa.ErrInvalidInput) {
+	nonPointer := mutatorOf(Mutator[*v1alpha1.Widget, acv1alpha1.WidgetApplyConfiguration](func(acv1alpha1.WidgetApplyConfiguration, *v1alpha1.Widget) error { return nil }))
+	batch := &Batch{}
+	if _, err := batch.add(w, target.Subresource, target.Manager, &target, &nonPointer); !errors.Is(err, ssa.ErrInvalidInput) {
 		t.Fatalf("a non-pointer apply configuration type: %v", err)
+	}
+	if len(batch.objects) != 0 {
+		t.Fatalf("a refused contribution queued %d objects", len(batch.objects))
 	}
 }
 

@@ -42,8 +42,11 @@ func Object[O client.Object, AC any](b *Batch, obj O, manager string, mutate Mut
 }
 
 func contribute[O client.Object, AC any](b *Batch, obj O, sub ssa.Subresource, manager string, mutate Mutator[O, AC], opts []ssa.ApplyOption) error {
-	c, err := newContribution(mutate)
-	return contributeWith(b, obj, sub, manager, opts, c, err)
+	var invalid error
+	if mutate == nil {
+		invalid = fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
+	}
+	return contributeWith(b, obj, sub, manager, opts, contribution{fn: mutate, call: mutatorCaller[O, AC]{}}, invalid)
 }
 
 // contributeWith checks obj and manager and queues c, or reports invalid,
@@ -58,7 +61,7 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 		}
 	}
 	if invalid == nil {
-		if queued, err := b.addToLast(obj, sub, manager, &c); queued || err != nil {
+		if queued, err := b.add(obj, sub, manager, nil, &c); queued || err != nil {
 			return err
 		}
 	}
@@ -69,7 +72,8 @@ func contributeWith(b *Batch, obj client.Object, sub ssa.Subresource, manager st
 	if invalid != nil {
 		return fmt.Errorf("%s: %w", t, invalid)
 	}
-	return b.add(t, obj, c)
+	_, err = b.add(obj, sub, manager, &t, &c)
+	return err
 }
 
 // contribution is one queued mutator or edit, kept with a generic caller for
@@ -86,11 +90,10 @@ type caller interface {
 	mutate(fn, ac, observed any) error
 	edit(fn, obj any) error
 	isEdit() bool
-	acType() reflect.Type // nil for an Edit
+	// acType is the apply configuration type a Mutator edits, nil for an
+	// Edit; one that is not a pointer to a struct is refused (see Batch.add).
+	acType() reflect.Type
 	observedType() reflect.Type
-	// check refuses function types that cannot be queued; it depends on the
-	// types alone, so a repeat of the previous caller needs no check.
-	check() error
 }
 
 type mutatorCaller[O client.Object, AC any] struct{}
@@ -103,15 +106,6 @@ func (mutatorCaller[O, AC]) isEdit() bool               { return false }
 func (mutatorCaller[O, AC]) acType() reflect.Type       { return reflect.TypeFor[AC]() }
 func (mutatorCaller[O, AC]) observedType() reflect.Type { return reflect.TypeFor[O]() }
 
-// check refuses an apply configuration type that is not a pointer to a struct.
-func (mutatorCaller[O, AC]) check() error {
-	acType := reflect.TypeFor[AC]()
-	if acType.Kind() != reflect.Pointer || acType.Elem().Kind() != reflect.Struct {
-		return fmt.Errorf("%w: the apply configuration type %v is not a pointer to a struct", ssa.ErrInvalidInput, acType)
-	}
-	return nil
-}
-
 type editCaller[O client.Object] struct{}
 
 func (editCaller[O]) mutate(any, any, any) error { return errors.New("an Edit is not a Mutator") }
@@ -119,30 +113,8 @@ func (editCaller[O]) edit(fn, obj any) error     { return fn.(Edit[O])(obj.(O)) 
 func (editCaller[O]) isEdit() bool               { return true }
 func (editCaller[O]) acType() reflect.Type       { return nil }
 func (editCaller[O]) observedType() reflect.Type { return reflect.TypeFor[O]() }
-func (editCaller[O]) check() error               { return nil }
-
-// isEdit reports whether c is an Edit, which changes a copy of the object.
-func (c *contribution) isEdit() bool { return c.call.isEdit() }
-
-// acType is the apply configuration type c's Mutator edits; nil for an Edit.
-func (c *contribution) acType() reflect.Type { return c.call.acType() }
-
-func (c *contribution) observedType() reflect.Type { return c.call.observedType() }
-
-// mutate runs a Mutator on ac, given observed in the type it takes.
-func (c *contribution) mutate(ac, observed any) error { return c.call.mutate(c.fn, ac, observed) }
-
-func (c *contribution) edit(obj any) error { return c.call.edit(c.fn, obj) }
 
 var unstructuredType = reflect.TypeFor[*unstructured.Unstructured]()
-
-func newContribution[O client.Object, AC any](mutate Mutator[O, AC]) (contribution, error) {
-	c := contribution{fn: mutate, call: mutatorCaller[O, AC]{}}
-	if mutate == nil {
-		return c, fmt.Errorf("%w: nil mutator", ssa.ErrInvalidInput)
-	}
-	return c, nil
-}
 
 // newFromContent returns a new typ (a pointer type) with a copy of u's content.
 func newFromContent(typ reflect.Type, u *unstructured.Unstructured) (any, error) {
@@ -178,17 +150,29 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 	return newFromContent(typ, u)
 }
 
-// entryBuild is how Flush builds an entry of contribs for t.
-func (b *Batch) entryBuild(t *ssa.Target, contribs []contribution, acType reflect.Type) ssa.Build {
-	return build(t, b.applier.TypeConverter(), contribs, acType)
-}
-
 // build returns how to build t's intent from contribs, in queue order. acType,
 // the one apply configuration type of contribs' Mutators (nil if several or any
 // Edit), or status Edits of a typed object (editTypedBuild) add a typed build.
 // t is shared, not copied: an entry's target never changes.
 func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
-	b := ssa.Build{Func: buildFunc(t, tc, contribs)}
+	// The unstructured build runs contribs one step at a time; an editor turns
+	// Edits into changes of the intent.
+	b := ssa.Build{Func: func(intent *unstructured.Unstructured, observed client.Object) (ssa.Built, error) {
+		plan := steps(contribs) // here: a typed build never needs it
+		edits := &editor{target: *t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
+		obs := observations{observed: observed, gvk: t.GVK}
+		for _, s := range plan {
+			run := contribs[s.start:s.end]
+			if run[0].call.isEdit() {
+				if built, err := edits.apply(run, s.start, len(contribs), intent); err != nil {
+					return built, err
+				}
+			} else if err := obs.mutateAll(intent, run, s.start, len(contribs)); err != nil {
+				return ssa.Built{}, err
+			}
+		}
+		return ssa.Built{}, nil
+	}}
 	if acType == nil || acType == unstructuredType {
 		b.Typed = editTypedBuild(*t, tc, contribs)
 		return b
@@ -203,27 +187,6 @@ func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contributio
 		return ssa.Built{}, nil
 	}}
 	return b
-}
-
-// buildFunc runs contribs in queue order on the unstructured intent, one step
-// at a time; an editor turns Edits into changes of the intent.
-func buildFunc(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution) ssa.BuildFunc {
-	return func(intent *unstructured.Unstructured, observed client.Object) (ssa.Built, error) {
-		plan := steps(contribs) // here: a typed build never needs it
-		edits := &editor{target: *t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
-		obs := observations{observed: observed, gvk: t.GVK}
-		for _, s := range plan {
-			run := contribs[s.start:s.end]
-			if run[0].isEdit() {
-				if built, err := edits.apply(run, s.start, len(contribs), intent); err != nil {
-					return built, err
-				}
-			} else if err := obs.mutateAll(intent, run, s.start, len(contribs)); err != nil {
-				return ssa.Built{}, err
-			}
-		}
-		return ssa.Built{}, nil
-	}
 }
 
 // step is a run contribs[start:end] built together: Edits of one object type
@@ -244,13 +207,13 @@ func steps(contribs []contribution) []step {
 }
 
 func sameStep(a, b *contribution) bool {
-	if a.isEdit() != b.isEdit() {
+	if a.call.isEdit() != b.call.isEdit() {
 		return false
 	}
-	if a.isEdit() {
-		return a.observedType() == b.observedType()
+	if a.call.isEdit() {
+		return a.call.observedType() == b.call.observedType()
 	}
-	return a.acType() == b.acType()
+	return a.call.acType() == b.call.acType()
 }
 
 // observations converts the observed object at most once per type mutators take.
@@ -263,7 +226,7 @@ type observations struct {
 // mutateAll runs run, Mutators of one apply configuration type, on intent
 // converted once; first and total number them for errors.
 func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contribution, first, total int) error {
-	ac, err := newFromContent(run[0].acType(), intent)
+	ac, err := newFromContent(run[0].call.acType(), intent)
 	if err != nil {
 		return err
 	}
@@ -281,7 +244,7 @@ func (o *observations) mutateAll(intent *unstructured.Unstructured, run []contri
 }
 
 func (o *observations) mutate(c *contribution, ac any, i, total int) error {
-	typ := c.observedType()
+	typ := c.call.observedType()
 	var obs any = o.observed
 	if reflect.TypeOf(o.observed) != typ {
 		obs = o.converted[typ]
@@ -296,7 +259,7 @@ func (o *observations) mutate(c *contribution, ac any, i, total int) error {
 		}
 		o.converted[typ] = obs
 	}
-	if err := c.mutate(ac, obs); err != nil {
+	if err := c.call.mutate(c.fn, ac, obs); err != nil {
 		return fmt.Errorf("mutator %d of %d: %w", i+1, total, err)
 	}
 	return nil

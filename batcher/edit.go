@@ -87,7 +87,7 @@ type editor struct {
 // changed into intent; first and total number them for errors.
 func (e *editor) apply(run []contribution, first, total int, intent *unstructured.Unstructured) (ssa.Built, error) {
 	c := &run[0]
-	typ := c.observedType()
+	typ := c.call.observedType()
 	work, ok := e.working[typ]
 	if !ok {
 		obs, err := observedAs(e.observed, typ, e.target.GVK)
@@ -106,7 +106,7 @@ func (e *editor) apply(run []contribution, first, total int, intent *unstructure
 	}
 	pristine, _ := work.DeepCopyObject().(client.Object)
 	for i := range run {
-		if err := run[i].edit(work); err != nil {
+		if err := run[i].call.edit(run[i].fn, work); err != nil {
 			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", first+i+1, total, err)
 		}
 	}

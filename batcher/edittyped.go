@@ -84,9 +84,9 @@ func editTypedBuild(t ssa.Target, tc managedfields.TypeConverter, contribs []con
 	if t.Subresource != ssa.StatusSubresource {
 		return nil
 	}
-	typ := contribs[0].observedType()
+	typ := contribs[0].call.observedType()
 	for i := range contribs {
-		if !contribs[i].isEdit() || contribs[i].observedType() != typ {
+		if !contribs[i].call.isEdit() || contribs[i].call.observedType() != typ {
 			return nil
 		}
 	}
@@ -122,7 +122,7 @@ func editConditions(t ssa.Target, tc managedfields.TypeConverter, shape objects.
 		return ssa.Built{Declined: true}, nil
 	}
 	for i := range contribs {
-		if err := contribs[i].edit(work); err != nil {
+		if err := contribs[i].call.edit(contribs[i].fn, work); err != nil {
 			return ssa.Built{}, fmt.Errorf("edit %d of %d: %w", i+1, len(contribs), err)
 		}
 	}

@@ -188,7 +188,7 @@ func testKeptResponsesArePacked(t *testing.T, n int) {
 	}
 	sent := make([][]byte, n) // the last response of each object, as the client got it
 	for i := range n {
-		o := f.b.objectOf(ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: queued[i].Name})
+		o := objectAt(f.b, ownership.ObjectRef{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: queued[i].Name})
 		if o == nil || !o.observed.packed || o.observed.dict != f.b.dict {
 			t.Fatalf("%s: the batch keeps %+v, want its last response packed", queued[i].Name, o)
 		}

@@ -15,8 +15,8 @@ import (
 
 // FuzzQueueingOnThePreviousEntry holds the shortcut that queues a
 // contribution on the entry of the one before it, without identifying the
-// object again (addToLast), to the general path (TargetFor, then add). The
-// fuzzer's bytes queue a sequence of contributions (typed and unstructured
+// object again (add with no target), to the general path (TargetFor, then add
+// with it). The fuzzer's bytes queue a sequence of contributions (typed and unstructured
 // Mutators and Edits, for the status or the object, under managers a and b or
 // an invalid one, with or without options) for three Widgets, sometimes
 // renamed in place between two contributions, once on the same pointers,

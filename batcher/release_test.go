@@ -30,9 +30,18 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 		t.Fatalf("all sent: the entry keeps an array of capacity %d", cap(e.contribs))
 	}
 
+	// A share with no entries left to hand over goes through every step but
+	// the hand-over.
+	share := func(b *Batch, w *flushWork) {
+		t.Helper()
+		var tally ssa.Pending
+		if err := b.flushShare(context.Background(), w, 1, &tally, flushMode{consume: func(context.Context, Entry) error { return nil }}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	queued := &object{}
-	w := flushWork{object: queued, entries: []entryWork{{entry: e, contribs: make([]contribution, 1)}}}
-	w.release()
+	w := flushWork{object: queued, entries: make([]entryWork, 0, 1)}
+	share(&Batch{objects: []*object{queued}}, &w)
 	if w.entries != nil || w.object != queued {
 		t.Fatalf("released work keeps %+v; want only its object", w)
 	}
@@ -49,7 +58,7 @@ func TestFlushLetsGoOfWhatItSent(t *testing.T) {
 		t.Fatal("the control expects a plain reslice to keep a dropped entry past the end")
 	}
 	b := &Batch{objects: []*object{{entries: []*entry{done, pending, done}}}}
-	b.dropSent(b.objects[0])
+	share(b, &flushWork{object: b.objects[0]})
 	o := b.objects[0]
 	if len(o.entries) != 1 || o.entries[0] != pending {
 		t.Fatalf("%d entries left, want the pending one", len(o.entries))
@@ -82,7 +91,7 @@ func TestObservationsKeepTheirTypeNotTheObjectQueued(t *testing.T) {
 // object's sent entries go as soon as it is done with the object, not when
 // the last object is done, and a contribution queued meanwhile for a dropped
 // entry's target (the object and manager the previous contribution went to,
-// which addToLast would append to) is queued in a new entry, not lost. The
+// which add would append to) is queued in a new entry, not lost. The
 // control drops the entries the same way but leaves the batch's last entry
 // pointing at one of them: the contribution goes into the dropped entry and
 // nothing is pending.
@@ -98,7 +107,7 @@ func TestFlushDropsEntriesAsObjectsAreDone(t *testing.T) {
 			return
 		}
 		b.mu.Lock()
-		midFlush = append(midFlush, len(b.objectOf(ref0).entries))
+		midFlush = append(midFlush, len(objectAt(b, ref0).entries))
 		b.mu.Unlock()
 		if err := Status(b, w0, "a", recordingMutator("X", &seen{})); err != nil {
 			t.Error(err)
@@ -132,7 +141,7 @@ func TestFlushDropsEntriesAsObjectsAreDone(t *testing.T) {
 	if err := Status(naive, w0, "a", recordingMutator("Y", &seen{})); err != nil {
 		t.Fatal(err)
 	}
-	o := naive.objectOf(ref0)
+	o := objectAt(naive, ref0)
 	o.entries[0].sent(len(o.entries[0].contribs))
 	o.entries = o.entries[:0] // dropped, naive.last.entry untouched
 	if err := Status(naive, w0, "a", recordingMutator("Y", &seen{})); err != nil {
@@ -141,4 +150,14 @@ func TestFlushDropsEntriesAsObjectsAreDone(t *testing.T) {
 	if len(naive.Pending()) != 0 {
 		t.Fatal("the control expects the contribution to go into the dropped entry")
 	}
+}
+
+// objectAt returns the object b queued as id, or nil.
+func objectAt(b *Batch, id ownership.ObjectRef) *object {
+	for _, o := range b.objects {
+		if o.id == id {
+			return o
+		}
+	}
+	return nil
 }
