@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	metav1ac "k8s.io/client-go/applyconfigurations/meta/v1"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/internal/conditionac"
 	"github.com/statusapply/statusapply/internal/objects"
@@ -260,13 +259,3 @@ func conditionsOf(v reflect.Value) []metav1ac.ConditionApplyConfiguration {
 }
 
 var timeType = reflect.TypeFor[metav1.Time]()
-
-// edit runs tb's mutators on the build's own copy of f's apply configuration
-// and reports whether the result still equals f's, and what tb reported.
-func (f *acForm) edit(tb *TypedBuild, observed client.Object) (ac any, same bool, built Built, err error) {
-	ac = deepCopyAC(f.ac)
-	if built, err = tb.Mutate(ac, observed); err != nil || built.Declined {
-		return nil, false, built, err
-	}
-	return ac, equalAC(ac, f.ac), built, nil
-}

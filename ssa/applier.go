@@ -189,21 +189,62 @@ func (a *Applier) TypeConverter() managedfields.TypeConverter { return a.tc }
 // before-first-apply. Dry runs take nothing back; a manager that may not patch
 // the object goes on without.
 func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b Build, opts ...ApplyOption) (Result, error) {
-	run := a.newRun(ctx, t, observed, b, opts)
-	if err := run.check(); err != nil {
-		return run.fail(err)
+	r := &applyRun{Applier: a, t: t, build: b, res: Result{Object: observed}, like: observed, backoff: a.cfg.backoff}
+	r.opts.ApplyOptions(opts)
+	// The apply's conflict policy: its own, else the manager's, else Fail.
+	switch {
+	case r.opts.AsOwner:
+		// Conflicts are forced in resolve; a yielding policy would leave
+		// contested fields out before the request.
+		r.policy = conflicts.Fail()
+	case r.opts.Policy != nil:
+		r.policy = *r.opts.Policy
+		r.yields = r.policy.Yields()
+	case len(a.cfg.policies) > 0:
+		r.policy = a.cfg.policies[t.Manager]
+		r.yields = r.policy.Yields()
+	}
+	r.series, r.logger = a.metrics.of(&t), a.logger(ctx)
+	// Refused before any request: what cannot be applied.
+	if err := t.Validate(); err != nil {
+		return r.fail(err)
+	}
+	if v := reflect.ValueOf(observed); observed == nil || v.Kind() == reflect.Pointer && v.IsNil() {
+		return r.fail(invalidf("nil observed object"))
+	}
+	if b.Func == nil {
+		return r.fail(invalidf("no build function"))
+	}
+	if r.opts.AsOwner && !r.opts.DryRun {
+		return r.fail(invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy"))
+	}
+	if slices.Contains(r.opts.RemovedConditions, "") {
+		return r.fail(invalidf("a removed condition has an empty type"))
+	}
+	// No path may send without the kind's schema: without it neither what the
+	// manager owns nor what the intent releases can be told.
+	if _, err := a.tc.Kind(t.GVK); err != nil {
+		return r.fail(err)
 	}
 	for {
-		again, err := run.attempt(ctx)
+		again, err := r.attempt(ctx)
 		switch {
 		case err != nil:
-			return run.fail(err)
-		case !again:
-			if err := run.confirmRemovals(); err != nil {
-				return run.fail(err)
+			return r.fail(err)
+		case again:
+			continue
+		case len(r.removing) > 0 && r.res.Sent:
+			// A sent apply whose response still holds a condition it removes
+			// is refused (see RemovingConditions and releasedConditions).
+			resp, err := responseObject(&r.res)
+			if err == nil {
+				err = refuseKept(r.t, r.removing, resp)
 			}
-			return run.res, nil
+			if err != nil {
+				return r.fail(err)
+			}
 		}
+		return r.res, nil
 	}
 }
 
@@ -221,6 +262,8 @@ type applyRun struct {
 	// like is the object given to Apply: responses are decoded into its Go
 	// type, even when an attempt was built on an unstructured re-read.
 	like client.Object
+	// yields is policy.Yields(), asked once.
+	yields bool
 	// reread is set once the object was read again for its managedFields.
 	reread bool
 	// noTakeBack is set once the manager was refused the managedFields
@@ -238,63 +281,9 @@ type applyRun struct {
 	removing []string
 }
 
-func (a *Applier) newRun(ctx context.Context, t Target, observed client.Object, b Build, opts []ApplyOption) *applyRun {
-	r := &applyRun{}
-	r.opts.ApplyOptions(opts)
-	policy := a.policy(t.Manager, &r.opts)
-	if r.opts.AsOwner {
-		// Conflicts are forced in resolve; a yielding policy would leave
-		// contested fields out before the request.
-		policy = conflicts.Fail()
-	}
-	r.Applier, r.t, r.build, r.policy, r.series = a, t, b, policy, a.metrics.of(&t)
-	r.logger, r.backoff = a.logger(ctx), a.cfg.backoff
-	r.res, r.like = Result{Object: observed}, observed
-	return r
-}
-
 // sendOptions is how the run's requests are sent.
 func (r *applyRun) sendOptions() sendOptions {
 	return sendOptions{dryRun: r.opts.DryRun, asOwner: r.opts.AsOwner, raw: r.opts.RawResponse}
-}
-
-// check refuses, before any request, an apply that cannot be made.
-func (r *applyRun) check() error {
-	if err := checkApply(r.t, r.res.Object, r.build, &r.opts); err != nil {
-		return err
-	}
-	if err := checkRemovedConditions(r.opts.RemovedConditions); err != nil {
-		return err
-	}
-	// No path may send without the kind's schema: without it neither what the
-	// manager owns nor what the intent releases can be told.
-	_, err := r.tc.Kind(r.t.GVK)
-	return err
-}
-
-// checkApply refuses, before any request, what cannot be applied.
-func checkApply(t Target, observed client.Object, b Build, opts *ApplyOptions) error {
-	if err := t.Validate(); err != nil {
-		return err
-	}
-	if isNil(observed) {
-		return invalidf("nil observed object")
-	}
-	if b.Func == nil {
-		return invalidf("no build function")
-	}
-	if opts.AsOwner && !opts.DryRun {
-		return invalidf("AsOwner is for dry runs only: statusapply never forces a write outside a TakeDeclared policy")
-	}
-	return nil
-}
-
-func isNil(obj client.Object) bool {
-	if obj == nil {
-		return true
-	}
-	v := reflect.ValueOf(obj)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // logger is Logger. It never falls back to controller-runtime's global
@@ -326,21 +315,34 @@ func (r *applyRun) fail(err error) (Result, error) {
 
 // attempt builds the intent on the current observation and sends it unless it
 // changes nothing. again asks for a rebuild on the read left in r.res.Object.
+// An entry of one apply configuration type (Build.Typed) is built in that type
+// unless the apply is guarded, yields or removes conditions; what its type
+// cannot hold, and everything else, is built as unstructured content.
 func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
-	st, obs, err := r.ownedState(ctx, r.t, r.res.Object, r.series, !r.opts.DryRun)
+	st, obs, err := r.ownedStateOf(ctx, r.t, r.res.Object, r.series, !r.opts.DryRun, false)
 	if err != nil {
 		return false, err
 	}
 	if obs != r.res.Object {
-		// ownedState read the object for its missing managedFields.
+		// ownedStateOf read the object for its missing managedFields.
 		r.reread = true
 	}
 	r.res.Object, r.res.Observed = obs, obs
 	r.removing = r.opts.RemovedConditions
-	if held, err := refuseRemovals(r.t, r.opts.RemovedConditions, obs); err != nil {
-		return r.recoverRemoved(ctx, obs, held, err)
+	if len(r.removing) > 0 {
+		if held, err := refuseRemovals(r.t, r.removing, obs); err != nil {
+			return r.recoverRemoved(ctx, obs, held, err)
+		}
 	}
-	in, built, err := r.prepare(ctx, r.t, st, obs, r.build, r.opts, r.policy, r.takesBack(), &r.res)
+	var in *prepared
+	var built Built
+	if tb := r.build.Typed; tb != nil && !r.opts.Guarded && !r.yields && len(r.removing) == 0 {
+		in, err = r.prepareTyped(r.t, st, obs, tb, r.opts.Mode, &built)
+	}
+	if in == nil && (err == nil || built.Declined) {
+		built = Built{}
+		in, err = r.prepareUnstructured(ctx, r.t, st, obs, r.build.Func, r.opts, r.policy, r.takesBack(), &r.res, &built)
+	}
 	if err != nil && built.NeedsManagedFields {
 		if !r.reread {
 			// The build needs managedFields the observation lacks: read them, once.
@@ -356,11 +358,19 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 	if err != nil {
 		return r.recoverRemoved(ctx, obs, built.HeldBeforeFirstApply, err)
 	}
-	if again, took, err := r.recoverBefore(ctx, st, obs, in); err != nil || took {
-		return again, err
+	if st.beforeFirstApply && !r.opts.DryRun && !r.noTakeBack {
+		if again, took, err := r.recoverBefore(ctx, st, obs, in); err != nil || took {
+			return again, err
+		}
 	}
 	if in.unchanged {
-		r.skipped()
+		// Not sent: counted (unless in a dry run) and logged.
+		if !r.opts.DryRun {
+			r.series.skipped.get().Inc()
+		}
+		if l := r.logger.V(1); l.Enabled() {
+			l.Info("apply skipped: no change", "target", r.t.String())
+		}
 		return false, nil
 	}
 	released, err := r.releasedConditions(st, in)
@@ -395,7 +405,7 @@ func (r *applyRun) attempt(ctx context.Context) (again bool, err error) {
 // again.
 func (r *applyRun) tryRemovals(ctx context.Context, st *ownedState, in *prepared, obs client.Object) (again bool, err error) {
 	if r.opts.DryRun {
-		// The apply is a dry run itself: confirmRemovals reads its response.
+		// The apply is a dry run itself: Apply reads its response.
 		return false, nil
 	}
 	confirm, err := confirmsRemovals(r.removing, obs)
@@ -415,30 +425,6 @@ func (r *applyRun) tryRemovals(ctx context.Context, st *ownedState, in *prepared
 		return false, err
 	}
 	return false, refuseKept(r.t, r.removing, obj)
-}
-
-// confirmRemovals refuses a sent apply whose response still holds a
-// condition it removes (see RemovingConditions and releasedConditions).
-func (r *applyRun) confirmRemovals() error {
-	if len(r.removing) == 0 || !r.res.Sent {
-		return nil
-	}
-	resp, err := responseObject(&r.res)
-	if err != nil {
-		return err
-	}
-	return refuseKept(r.t, r.removing, resp)
-}
-
-// skipped counts (unless in a dry run) and logs an apply that was not sent
-// because it changed nothing.
-func (r *applyRun) skipped() {
-	if !r.opts.DryRun {
-		r.series.skipped.get().Inc()
-	}
-	if l := r.logger.V(1); l.Enabled() {
-		l.Info("apply skipped: no change", "target", r.t.String())
-	}
 }
 
 // applied records a successful apply and remembers what the manager now owns
@@ -536,17 +522,6 @@ func (a *Applier) groupResource(gvk schema.GroupVersionKind) schema.GroupResourc
 	}
 	plural, _ := meta.UnsafeGuessKindToResource(gvk)
 	return plural.GroupResource()
-}
-
-// policy is one apply's conflict policy: its own, else the manager's, else Fail.
-func (a *Applier) policy(manager string, opts *ApplyOptions) conflicts.Policy {
-	if opts.Policy != nil {
-		return *opts.Policy
-	}
-	if len(a.cfg.policies) == 0 {
-		return conflicts.Policy{}
-	}
-	return a.cfg.policies[manager]
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

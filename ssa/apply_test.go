@@ -554,7 +554,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 		intentOf(res) != unstructuredPrefix+`,"uid":"u1"},"status":{"attributes":{"a":"1"}}}` {
 		t.Fatalf("err %v, %d attempts, yielded %v, intent %s", err, res.Attempts, res.Yielded, res.Intent)
 	}
-	if !h.a.policy("m", &ApplyOptions{}).Yields() || h.a.policy("n", &ApplyOptions{}).Yields() || h.a.policy("x", &ApplyOptions{}).Yields() {
+	if !h.a.cfg.policies["m"].Yields() || h.a.cfg.policies["n"].Yields() || h.a.cfg.policies["x"].Yields() {
 		t.Fatal("per-manager policies were not kept apart")
 	}
 }
@@ -570,7 +570,7 @@ func TestOwnedStateReuse(t *testing.T) {
 	key := ownedKey{uid: "u1", manager: "m", sub: MainResource}
 	remembered := h.a.owned.get(key)
 
-	st, obs, err := h.a.ownedState(ctx, h.t, res.Object, labels, true)
+	st, obs, err := h.a.ownedStateOf(ctx, h.t, res.Object, labels, true, false)
 	if err != nil || st != remembered || obs != res.Object {
 		t.Fatal("the state at the remembered resourceVersion was not reused as it is")
 	}
@@ -582,7 +582,7 @@ func TestOwnedStateReuse(t *testing.T) {
 		t.Fatal(err)
 	}
 	moved := h.observe(t)
-	st, _, err = h.a.ownedState(ctx, h.t, moved, labels, true)
+	st, _, err = h.a.ownedStateOf(ctx, h.t, moved, labels, true, false)
 	if err != nil || st == remembered || st.rv != moved.ResourceVersion || st.last == nil || st.last != remembered.last {
 		t.Fatalf("state %+v, err %v; want the remembered one at resourceVersion %s", st, err, moved.ResourceVersion)
 	}
@@ -595,7 +595,7 @@ func TestOwnedStateReuse(t *testing.T) {
 	changed := moved.DeepCopy()
 	changed.ResourceVersion += "0"
 	changed.Status.Phase = "Off"
-	st, _, err = h.a.ownedState(ctx, h.t, changed, labels, true)
+	st, _, err = h.a.ownedStateOf(ctx, h.t, changed, labels, true, false)
 	if err != nil || st.last != nil || !reflect.DeepEqual(st.content["status"], map[string]any{"phase": "Off"}) {
 		t.Fatalf("state %+v, err %v; want the observed value extracted", st, err)
 	}
@@ -604,7 +604,7 @@ func TestOwnedStateReuse(t *testing.T) {
 	stripped := moved.DeepCopy()
 	stripped.ManagedFields = nil
 	stripped.ResourceVersion += "1"
-	st, fresh, err := h.a.ownedState(ctx, h.t, stripped, labels, true)
+	st, fresh, err := h.a.ownedStateOf(ctx, h.t, stripped, labels, true, false)
 	if err != nil || fresh == client.Object(stripped) || h.count(h.a.metrics.reads) != 1 ||
 		!reflect.DeepEqual(st.content["status"], map[string]any{"phase": "On"}) {
 		t.Fatalf("state %+v from %T, err %v, %v reads", st, fresh, err, h.count(h.a.metrics.reads))
@@ -612,7 +612,7 @@ func TestOwnedStateReuse(t *testing.T) {
 
 	// Another manager's state is its own.
 	h.t.Manager = "n"
-	st, _, err = h.a.ownedState(ctx, h.t, moved, labels, true)
+	st, _, err = h.a.ownedStateOf(ctx, h.t, moved, labels, true, false)
 	if err != nil || len(st.content) != 0 || st.rv != moved.ResourceVersion {
 		t.Fatalf("a manager without an entry: %+v, %v", st, err)
 	}

@@ -69,7 +69,9 @@ func (o *ApplyOptions) ApplyToApply(target *ApplyOptions) {
 	if o.Policy != nil {
 		target.Policy = o.Policy
 	}
-	removedConditions(o.RemovedConditions).ApplyToApply(target)
+	if len(o.RemovedConditions) > 0 {
+		removedConditions(o.RemovedConditions).ApplyToApply(target)
+	}
 	target.DryRun = target.DryRun || o.DryRun
 	target.AsOwner = target.AsOwner || o.AsOwner
 	target.RawResponse = target.RawResponse || o.RawResponse

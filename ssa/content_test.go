@@ -68,18 +68,18 @@ func TestEncodedApplyKeepsTheResponse(t *testing.T) {
 	}
 }
 
-func TestIdentifyRefusesNilObjects(t *testing.T) {
+func TestTargetForRefusesNilObjects(t *testing.T) {
 	h := newHarness(t)
 	var w *v1alpha1.Widget
-	if _, err := h.a.identify(w); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil *v1alpha1.Widget") {
+	if _, err := h.a.TargetFor(w, StatusSubresource, "m"); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil *v1alpha1.Widget") {
 		t.Fatalf("a typed nil: %v", err)
 	}
-	if _, err := h.a.identify(nil); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil object") {
+	if _, err := h.a.TargetFor(nil, StatusSubresource, "m"); !errors.Is(err, ErrInvalidInput) || !strings.Contains(err.Error(), "nil object") {
 		t.Fatalf("nil: %v", err)
 	}
-	gvk, err := h.a.identify(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}})
-	if err != nil || gvk != h.t.GVK {
-		t.Fatalf("identify = %v, %v", gvk, err)
+	got, err := h.a.TargetFor(&v1alpha1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "w1", Namespace: "ns"}}, StatusSubresource, "m")
+	if err != nil || got.GVK != h.t.GVK {
+		t.Fatalf("TargetFor = %v, %v", got, err)
 	}
 }
 

@@ -2,6 +2,7 @@ package ssa
 
 import (
 	"fmt"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,43 +16,34 @@ import (
 )
 
 // TargetFor returns the Target of manager's writes to sub of obj, for Apply,
-// checked before any request as Target.Validate does. Its errors wrap
-// ErrInvalidInput.
+// checked before any request as Target.Validate does, refusing nil objects,
+// unnamed objects and unknown kinds. Its errors wrap ErrInvalidInput.
 func (a *Applier) TargetFor(obj client.Object, sub Subresource, manager string) (Target, error) {
-	gvk, err := a.identify(obj)
-	if err != nil {
-		return Target{}, err
+	if obj == nil {
+		return Target{}, invalidf("nil object")
+	}
+	if v := reflect.ValueOf(obj); v.Kind() == reflect.Pointer && v.IsNil() {
+		return Target{}, invalidf("nil %T", obj)
+	}
+	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)
+	switch {
+	case err != nil:
+		return Target{}, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
+	case gvk.Kind == "" || gvk.Version == "":
+		return Target{}, invalidf("%T has no apiVersion or kind", obj)
+	case obj.GetName() == "":
+		return Target{}, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
+	}
+	if !a.cfg.scheme.Recognizes(gvk) {
+		if err := a.knownKind(obj, gvk); err != nil {
+			return Target{}, err
+		}
 	}
 	t := Target{GVK: gvk, Namespace: obj.GetNamespace(), Name: obj.GetName(), Subresource: sub, Manager: manager}
 	if err := t.Validate(); err != nil {
 		return Target{}, err
 	}
 	return t, nil
-}
-
-// identify returns obj's kind, refusing nil objects, unnamed objects and
-// unknown kinds with errors wrapping ErrInvalidInput.
-func (a *Applier) identify(obj client.Object) (schema.GroupVersionKind, error) {
-	if obj == nil {
-		return schema.GroupVersionKind{}, invalidf("nil object")
-	}
-	if isNil(obj) {
-		return schema.GroupVersionKind{}, invalidf("nil %T", obj)
-	}
-	gvk, err := apiutil.GVKForObject(obj, a.cfg.scheme)
-	if err != nil {
-		return gvk, fmt.Errorf("%w: %T: %w", ErrInvalidInput, obj, err)
-	}
-	if gvk.Kind == "" || gvk.Version == "" {
-		return gvk, invalidf("%T has no apiVersion or kind", obj)
-	}
-	if obj.GetName() == "" {
-		return gvk, invalidf("%s %s: the object has no name", gvk.Kind, obj.GetNamespace())
-	}
-	if err := a.knownKind(obj, gvk); err != nil {
-		return gvk, err
-	}
-	return gvk, nil
 }
 
 // knownKind refuses a kind nothing knows when it is queued, not at Flush far

@@ -127,11 +127,7 @@ func (s *lazySeries[T]) get() T {
 }
 
 func (m *metrics) of(t *Target) *targetMetrics {
-	return m.ofKey(seriesKey(t))
-}
-
-func seriesKey(t *Target) [3]string {
-	return [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
+	return m.ofKey([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
 }
 
 func (m *metrics) ofKey(key [3]string) *targetMetrics {
@@ -198,7 +194,18 @@ type pendingSeries struct {
 // Add counts one entry of t, left queued or not.
 func (p *Pending) Add(t *Target, queued bool) {
 	key := [3]string{t.Manager, t.GVK.Group, t.GVK.Kind}
-	c := p.find(key)
+	var c *pendingSeries
+	for i := range p.n {
+		if p.first[i].key == key {
+			c = &p.first[i]
+			break
+		}
+	}
+	for i := 0; c == nil && i < len(p.more); i++ {
+		if p.more[i].key == key {
+			c = &p.more[i]
+		}
+	}
 	if c == nil {
 		if p.n < len(p.first) {
 			p.first[p.n] = pendingSeries{key: key}
@@ -212,20 +219,6 @@ func (p *Pending) Add(t *Target, queued bool) {
 	if queued {
 		c.left++
 	}
-}
-
-func (p *Pending) find(key [3]string) *pendingSeries {
-	for i := range p.n {
-		if p.first[i].key == key {
-			return &p.first[i]
-		}
-	}
-	for i := range p.more {
-		if p.more[i].key == key {
-			return &p.more[i]
-		}
-	}
-	return nil
 }
 
 // RecordPending sets statusapply_pending_entries of every field manager and

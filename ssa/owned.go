@@ -70,6 +70,9 @@ type ownedState struct {
 	// complete: content holds every field of entry, needed for reuse at
 	// another resourceVersion. Beside cached, to keep the struct small.
 	complete bool
+	// beforeFirstApply: the object at rv has a before-first-apply entry,
+	// told once per resourceVersion rather than on every attempt.
+	beforeFirstApply bool
 }
 
 // acForm is the owned content in one apply configuration type, with identity and
@@ -161,10 +164,12 @@ func (s *ownedState) form(t Target, tb *TypedBuild, lay *acLayout, uid types.UID
 	return f, nil
 }
 
-func (s *ownedState) at(rv string) *ownedState {
+// at returns s at another resourceVersion of its object, where
+// beforeFirstApply tells whether before-first-apply holds fields.
+func (s *ownedState) at(rv string, beforeFirstApply bool) *ownedState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last}
+	return &ownedState{rv: rv, entry: s.entry, complete: s.complete, content: s.content, last: s.last, beforeFirstApply: beforeFirstApply}
 }
 
 // ownedCache remembers ownedStates, least recently used out first; states are
@@ -212,8 +217,10 @@ func (c *ownedCache) get(k ownedKey) *ownedState {
 		return nil
 	}
 	s := o.states[i]
-	c.unlink(s)
-	c.pushNewest(s)
+	if s != c.newest {
+		c.unlink(s)
+		c.pushNewest(s)
+	}
 	return s
 }
 
@@ -226,7 +233,7 @@ func (c *ownedCache) put(k ownedKey, s *ownedState) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if s.cached && s.key != k {
-		s = s.at(s.rv)
+		s = s.at(s.rv, s.beforeFirstApply)
 	}
 	o, uid := c.object(k.uid)
 	k.uid = uid

@@ -119,7 +119,7 @@ func TestOwnedStateForms(t *testing.T) {
 	if again, _ := st.form(target, &TypedBuild{Type: typ}, &lay, "u1"); again != f {
 		t.Fatal("the form was built again")
 	}
-	moved := st.at("6")
+	moved := st.at("6", false)
 	if moved.rv != "6" || moved.last != f || !reflect.DeepEqual(moved.content, st.content) {
 		t.Fatalf("at: %+v", moved)
 	}

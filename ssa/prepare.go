@@ -42,46 +42,43 @@ func (p *prepared) asUnstructured() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// prepare builds t's intent on st, checks it, and tells whether it changes
-// anything, on the typed path when typedPath allows it. takesBack tells that
-// fields before-first-apply holds will be taken back, not yielded to it.
-func (a *Applier) prepare(ctx context.Context, t Target, st *ownedState, obs client.Object, b Build, opts ApplyOptions,
-	policy conflicts.Policy, takesBack bool, res *Result) (*prepared, Built, error) {
-	if a.typedPath(b.Typed, &opts, policy) {
-		if lay := a.layouts.shared(b.Typed.Type); lay != nil {
-			var built Built
-			p, err := a.prepareTyped(t, st, obs, b.Typed, lay, opts.Mode, &built)
-			if !built.Declined {
-				return p, built, err
-			}
+// prepareTyped builds the intent in its apply configuration type, tb.Type, as
+// a copy of the owned form edited by the mutators, and tells whether it
+// changes anything. Every build edits a copy of its own: what the mutators put
+// in or keep never reaches another build or the state. built is what tb
+// reported; with a nil intent and no error (a type without object metadata,
+// owned content the type cannot hold, an intent tb declined) Func builds it.
+func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, mode Mode, built *Built) (*prepared, error) {
+	st.mu.Lock()
+	owned := st.last
+	st.mu.Unlock()
+	var lay *acLayout
+	if owned != nil && owned.typ == tb.Type {
+		// The form asked for last: its layout is the type's.
+		lay = owned.lay
+	} else {
+		if lay = a.layouts.shared(tb.Type); lay == nil {
+			return nil, nil
 		}
-	}
-	var built Built
-	p, err := a.prepareUnstructured(ctx, t, st, obs, b.Func, opts, policy, takesBack, res, &built)
-	return p, built, err
-}
-
-// prepareTyped builds the intent in its apply configuration type, as a copy of
-// the owned form edited by the mutators. Every build edits a copy of its own:
-// what the mutators put in or keep never reaches another build or the state.
-// built is what tb reported: an intent it declined is built by Func.
-func (a *Applier) prepareTyped(t Target, st *ownedState, obs client.Object, tb *TypedBuild, lay *acLayout, mode Mode, built *Built) (*prepared, error) {
-	owned, err := st.form(t, tb, lay, obs.GetUID())
-	if err != nil {
-		return nil, err
-	}
-	if owned == nil {
-		// The type cannot hold what the manager owns.
-		built.Declined = true
-		return nil, nil
-	}
-	var ac any
-	if mode == Incremental {
-		var same bool
-		if ac, same, *built, err = owned.edit(tb, obs); err != nil || built.Declined {
+		var err error
+		if owned, err = st.form(t, tb, lay, obs.GetUID()); err != nil {
 			return nil, err
 		}
-		if same {
+		if owned == nil {
+			// The type cannot hold what the manager owns.
+			built.Declined = true
+			return nil, nil
+		}
+	}
+	var ac any
+	var err error
+	if mode == Incremental {
+		// Copied by reflection, since generated types have no DeepCopy.
+		ac = deepCopyValue(reflect.ValueOf(owned.ac)).Interface()
+		if *built, err = tb.Mutate(ac, obs); err != nil || built.Declined {
+			return nil, err
+		}
+		if equalValue(reflect.ValueOf(ac), reflect.ValueOf(owned.ac)) {
 			// As the API server accepted it: nothing to send or check.
 			return a.unchanged, nil
 		}
@@ -280,13 +277,6 @@ func (a *Applier) yieldPredicted(ctx context.Context, t Target, observed client.
 	res.Yielded = d.Conflicts
 	a.logger(ctx).Info("yielded fields predicted to be contested", "target", t.String(), "fields", d.Paths, "sent", !sendNothing)
 	return sendNothing, nil
-}
-
-// typedPath reports whether an intent with this typed build is built in its
-// own type, not as content (for a guarded apply, a yielding policy or removed
-// conditions).
-func (a *Applier) typedPath(typed *TypedBuild, opts *ApplyOptions, policy conflicts.Policy) bool {
-	return typed != nil && !opts.Guarded && !policy.Yields() && len(opts.RemovedConditions) == 0
 }
 
 // pruneEmptyStructs nils each pointer below v to an apply configuration struct

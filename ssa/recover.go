@@ -37,7 +37,7 @@ const ReasonFieldsRecovered = "StatusFieldsRecovered"
 // without an owner, and no other manager gives anything up.
 
 // holdsBeforeFirstApply reports whether obj's managedFields have a
-// before-first-apply entry, decoding no field set: every attempt asks.
+// before-first-apply entry, decoding no field set: asked once per owned state.
 func holdsBeforeFirstApply(obj client.Object) bool {
 	u, ok := obj.(*unstructured.Unstructured)
 	if !ok {
@@ -182,11 +182,8 @@ func (r *applyRun) recover(ctx context.Context, obs client.Object, exact, below 
 }
 
 // recoverBefore is recover for what the intent claims and the manager owns,
-// when obs shows before-first-apply at all.
+// called when obs shows before-first-apply at all (st.beforeFirstApply).
 func (r *applyRun) recoverBefore(ctx context.Context, st *ownedState, obs client.Object, in *prepared) (again, took bool, err error) {
-	if r.opts.DryRun || r.noTakeBack || !holdsBeforeFirstApply(obs) {
-		return false, false, nil
-	}
 	want, err := r.intentFields(r.t, st, in)
 	if err != nil {
 		return false, false, err

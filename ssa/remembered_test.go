@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -88,7 +89,7 @@ func TestSteadyRefusesWhatTheRunRefuses(t *testing.T) {
 			}
 			target, observed := h.t, res.Object
 			tc.spoil(&target, &observed)
-			if target.Manager == h.t.Manager && !isNil(observed) {
+			if target.Manager == h.t.Manager && observed != nil && !reflect.ValueOf(observed).IsNil() {
 				st := h.a.owned.get(ownedKey{uid: observed.GetUID(), manager: target.Manager, sub: target.Subresource})
 				if st == nil || st.rv != observed.GetResourceVersion() || st.last == nil {
 					t.Fatal("control: no state under the spoiled target's key; the spec cannot tell a checked target from a trusted one")

@@ -13,14 +13,11 @@ import (
 	"github.com/statusapply/statusapply/ownership"
 )
 
-// ownedState returns what t's manager owns on observed, and the observation it
-// is based on: observed, or a fresh read when observed lacks managedFields.
-// A dry run (remember false) stores nothing: its answer carries the stored
-// resourceVersion with content that was never stored.
-func (a *Applier) ownedState(ctx context.Context, t Target, observed client.Object, series *targetMetrics, remember bool) (*ownedState, client.Object, error) {
-	return a.ownedStateOf(ctx, t, observed, series, remember, false)
-}
-
+// ownedStateOf returns what t's manager owns on observed, and the observation
+// it is based on: observed, or a fresh read when observed lacks managedFields
+// (reread says it was read so already). A dry run (remember false) stores
+// nothing: its answer carries the stored resourceVersion with content that
+// was never stored.
 func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Object, series *targetMetrics, remember, reread bool) (*ownedState, client.Object, error) {
 	key := ownedKey{uid: observed.GetUID(), manager: t.Manager, sub: t.Subresource}
 	put := func(st *ownedState) {
@@ -35,7 +32,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	}
 	if rv == "" {
 		// Not read from the API server: nothing is owned yet.
-		return &ownedState{content: map[string]any{}}, observed, nil
+		return &ownedState{content: map[string]any{}, beforeFirstApply: holdsBeforeFirstApply(observed)}, observed, nil
 	}
 	if !reread && !ownership.HasManagedFields(observed) {
 		// A cache stripped managedFields: guessing "owns nothing" would release it all.
@@ -50,7 +47,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 		return nil, nil, fmt.Errorf("extracting what %q owns: %w", t.Manager, err)
 	}
 	if !found {
-		st := &ownedState{rv: rv, content: map[string]any{}}
+		st := &ownedState{rv: rv, content: map[string]any{}, beforeFirstApply: holdsBeforeFirstApply(observed)}
 		put(st)
 		return st, observed, nil
 	}
@@ -60,7 +57,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 			return nil, nil, err
 		}
 		if same {
-			st := prev.at(rv)
+			st := prev.at(rv, holdsBeforeFirstApply(observed))
 			put(st)
 			return st, observed, nil
 		}
@@ -73,7 +70,7 @@ func (a *Applier) ownedStateOf(ctx context.Context, t Target, observed client.Ob
 	if err != nil {
 		return nil, nil, err
 	}
-	st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete}
+	st := &ownedState{rv: rv, entry: fields.raw, content: content, complete: complete, beforeFirstApply: holdsBeforeFirstApply(observed)}
 	put(st)
 	return st, observed, nil
 }
@@ -128,7 +125,7 @@ func (a *Applier) remember(t Target, resp *answer, in *prepared) {
 		return
 	}
 	// What was applied is complete: the entry lists the fields of the body.
-	st := &ownedState{rv: resp.resourceVersion(), entry: a.entries.intern(raw), complete: true}
+	st := &ownedState{rv: resp.resourceVersion(), entry: a.entries.intern(raw), complete: true, beforeFirstApply: resp.holdsBeforeFirstApply()}
 	switch {
 	case !found:
 		st.content = map[string]any{}

@@ -44,24 +44,16 @@ func (t Target) Object() ownership.ObjectRef {
 // Validate reports, before any request, what the API server would reject or
 // what would apply to the wrong place. Its errors wrap ErrInvalidInput.
 func (t Target) Validate() error {
-	if err := objectError(&t); err != nil {
-		return err
-	}
-	if t.Subresource != MainResource && t.Subresource != StatusSubresource {
+	switch {
+	case t.GVK.Kind == "" || t.GVK.Version == "":
+		return invalidf("%s: no kind or version", t)
+	case t.Name == "":
+		return invalidf("%s: the object has no name", t)
+	case t.Subresource != MainResource && t.Subresource != StatusSubresource:
 		return invalidf("%s: unsupported subresource %q", t, string(t.Subresource))
 	}
 	if err := ValidateFieldManager(t.Manager); err != nil {
 		return fmt.Errorf("%s: %w", t, err)
-	}
-	return nil
-}
-
-func objectError(t *Target) error {
-	switch {
-	case t.GVK.Kind == "" || t.GVK.Version == "":
-		return invalidf("%s: no kind or version", *t)
-	case t.Name == "":
-		return invalidf("%s: the object has no name", *t)
 	}
 	return nil
 }
@@ -74,27 +66,19 @@ func ValidateFieldManager(manager string) error {
 	if manager == "" {
 		return invalidf("empty field manager")
 	}
-	if plainManager(manager) {
+	// Short printable ASCII, which the API server's rule accepts, is
+	// accepted without it: every Apply checks its manager.
+	plain := len(manager) <= metav1validation.FieldManagerMaxLength
+	for i := 0; plain && i < len(manager); i++ {
+		plain = manager[i] >= ' ' && manager[i] <= '~'
+	}
+	if plain {
 		return nil
 	}
 	if errs := metav1validation.ValidateFieldManager(manager, field.NewPath("fieldManager")); len(errs) > 0 {
 		return fmt.Errorf("%w: field manager %.40q: %w", ErrInvalidInput, manager, errs.ToAggregate())
 	}
 	return nil
-}
-
-// plainManager reports whether manager is short printable ASCII, which the API
-// server's rule accepts: a fast path, as every Apply checks its manager.
-func plainManager(manager string) bool {
-	if len(manager) > metav1validation.FieldManagerMaxLength {
-		return false
-	}
-	for i := 0; i < len(manager); i++ {
-		if manager[i] < ' ' || manager[i] > '~' {
-			return false
-		}
-	}
-	return true
 }
 
 // String names the target the way errors and logs show it, for example

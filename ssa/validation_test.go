@@ -164,7 +164,7 @@ func unstructuredOf(gvk schema.GroupVersionKind, ns, name string) *unstructured.
 	return u
 }
 
-func TestIdentifyRefusesUnknownKinds(t *testing.T) {
+func TestTargetForRefusesUnknownKinds(t *testing.T) {
 	widgetGVK := v1alpha1.SchemeGroupVersion.WithKind("Widget")
 	sprocket := schema.GroupVersionKind{Group: "nope.example.com", Version: "v1", Kind: "Sprocket"}
 	for _, tc := range []struct {

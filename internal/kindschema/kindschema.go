@@ -118,7 +118,10 @@ func (c *Converter) SchemaVersion() uint64 {
 
 // Kind returns gvk's schema, as Of, looked up once per SchemaVersion.
 func (c *Converter) Kind(gvk schema.GroupVersionKind) (*Kind, error) {
-	version := c.SchemaVersion()
+	var version uint64 // as SchemaVersion, asked here without a second call
+	if versioned, ok := c.TypeConverter.(interface{ SchemaVersion() uint64 }); ok {
+		version = versioned.SchemaVersion()
+	}
 	c.mu.Lock()
 	if c.version != version {
 		c.version, c.kinds = version, nil
