@@ -26,7 +26,16 @@ import (
 // is and not checked again.
 func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed []metav1.Condition, generation int64, cond metav1.Condition) error {
 	if cond.LastTransitionTime.IsZero() {
-		cond.LastTransitionTime = keptTransitionTime(observed, cond)
+		// Kept from the last observed condition of cond's type and status that
+		// has one, else now (the clock read only then).
+		for i := len(observed) - 1; i >= 0 && cond.LastTransitionTime.IsZero(); i-- {
+			if o := &observed[i]; o.Type == cond.Type && o.Status == cond.Status {
+				cond.LastTransitionTime = o.LastTransitionTime
+			}
+		}
+		if cond.LastTransitionTime.IsZero() {
+			cond.LastTransitionTime = metav1.NewTime(time.Now().Truncate(time.Second))
+		}
 	}
 	if cond.ObservedGeneration == 0 {
 		cond.ObservedGeneration = generation
@@ -44,17 +53,6 @@ func SetCondition(conditions *[]metav1ac.ConditionApplyConfiguration, observed [
 		*conditions = append(*conditions, conditionac.Of(cond))
 	}
 	return nil
-}
-
-// keptTransitionTime is the lastTransitionTime of the last observed condition
-// of cond's type and status that has one, else now (the clock read only then).
-func keptTransitionTime(observed []metav1.Condition, cond metav1.Condition) metav1.Time {
-	for i := len(observed) - 1; i >= 0; i-- {
-		if o := &observed[i]; conditionac.SameType(o.Type, cond.Type) && o.Status == cond.Status && !o.LastTransitionTime.IsZero() {
-			return o.LastTransitionTime
-		}
-	}
-	return metav1.NewTime(time.Now().Truncate(time.Second))
 }
 
 // GetCondition returns the condition of condType in an apply configuration's

@@ -157,13 +157,15 @@ func TestSetConditionReplacesByType(t *testing.T) {
 	}
 }
 
-func TestKeptTransitionTime(t *testing.T) {
+// SetCondition keeps lastTransitionTime from the observed condition of the
+// same type and status, else sets now.
+func TestSetConditionKeepsTransitionTime(t *testing.T) {
 	t1 := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 	t2 := metav1.NewTime(time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC))
 	ready := func(st metav1.ConditionStatus, at metav1.Time) metav1.Condition {
 		return metav1.Condition{Type: "Ready", Status: st, LastTransitionTime: at}
 	}
-	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue}
+	cond := metav1.Condition{Type: "Ready", Status: metav1.ConditionTrue, Reason: "R"}
 	for _, tc := range []struct {
 		name     string
 		observed []metav1.Condition
@@ -179,7 +181,11 @@ func TestKeptTransitionTime(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			notBefore := time.Now().Truncate(time.Second)
-			got := keptTransitionTime(tc.observed, cond)
+			var conds []metav1ac.ConditionApplyConfiguration
+			if err := SetCondition(&conds, tc.observed, 1, cond); err != nil {
+				t.Fatal(err)
+			}
+			got := *conds[0].LastTransitionTime
 			if !tc.want.IsZero() {
 				if !got.Equal(&tc.want) {
 					t.Fatalf("got %v, want %v", got, tc.want)

@@ -59,11 +59,15 @@ func EqualAll(a, b []metav1ac.ConditionApplyConfiguration) bool {
 	return true
 }
 
-// Holds reports whether ac states c as c encodes (see View), sparing a steady
-// reconcile a copy per condition.
+// Holds reports whether ac states c as c encodes (see View): the comparison
+// Equal makes with View(c), without building the view, which a steady
+// reconcile asks for once per condition.
 func Holds(ac *metav1ac.ConditionApplyConfiguration, c *metav1.Condition) bool {
-	view := View(c)
-	return Equal(ac, &view)
+	og := ac.ObservedGeneration
+	return ac.Type != nil && *ac.Type == c.Type && ac.Status != nil && *ac.Status == c.Status &&
+		ac.Reason != nil && *ac.Reason == c.Reason && ac.Message != nil && *ac.Message == c.Message &&
+		(og == nil && c.ObservedGeneration == 0 || og != nil && c.ObservedGeneration != 0 && *og == c.ObservedGeneration) &&
+		ac.LastTransitionTime != nil && ac.LastTransitionTime.Unix() == c.LastTransitionTime.Unix()
 }
 
 // Same reports whether two conditions encode to the same JSON (see View):
@@ -98,52 +102,44 @@ func Copy(in []metav1ac.ConditionApplyConfiguration) []metav1ac.ConditionApplyCo
 	out := make([]metav1ac.ConditionApplyConfiguration, len(in))
 	vals := make([]values, len(in))
 	for i := range in {
-		copyInto(&out[i], &in[i], &vals[i])
+		in, out, v := &in[i], &out[i], &vals[i]
+		if in.Type != nil {
+			v.typ = *in.Type
+			out.Type = &v.typ
+		}
+		if in.Status != nil {
+			v.status = *in.Status
+			out.Status = &v.status
+		}
+		if in.Reason != nil {
+			v.reason = *in.Reason
+			out.Reason = &v.reason
+		}
+		if in.Message != nil {
+			v.message = *in.Message
+			out.Message = &v.message
+		}
+		if in.ObservedGeneration != nil {
+			v.observedGeneration = *in.ObservedGeneration
+			out.ObservedGeneration = &v.observedGeneration
+		}
+		if in.LastTransitionTime != nil {
+			v.lastTransitionTime = *in.LastTransitionTime
+			out.LastTransitionTime = &v.lastTransitionTime
+		}
 	}
 	return out
 }
 
-// copyInto sets in's fields on out, pointing into v.
-func copyInto(out, in *metav1ac.ConditionApplyConfiguration, v *values) {
-	if in.Type != nil {
-		v.typ = *in.Type
-		out.Type = &v.typ
-	}
-	if in.Status != nil {
-		v.status = *in.Status
-		out.Status = &v.status
-	}
-	if in.Reason != nil {
-		v.reason = *in.Reason
-		out.Reason = &v.reason
-	}
-	if in.Message != nil {
-		v.message = *in.Message
-		out.Message = &v.message
-	}
-	if in.ObservedGeneration != nil {
-		v.observedGeneration = *in.ObservedGeneration
-		out.ObservedGeneration = &v.observedGeneration
-	}
-	if in.LastTransitionTime != nil {
-		v.lastTransitionTime = *in.LastTransitionTime
-		out.LastTransitionTime = &v.lastTransitionTime
-	}
-}
-
-// Index returns the index of the first condition of condType, or -1.
+// Index returns the index of the first condition of condType, or -1. It
+// compares lengths and last bytes first, which tell most of a reconcile's
+// types apart without a call.
 func Index(conds []metav1ac.ConditionApplyConfiguration, condType string) int {
+	n := len(condType)
 	for i := range conds {
-		if t := conds[i].Type; t != nil && SameType(*t, condType) {
+		if t := conds[i].Type; t != nil && len(*t) == n && (n == 0 || (*t)[n-1] == condType[n-1]) && *t == condType {
 			return i
 		}
 	}
 	return -1
-}
-
-// SameType compares condition types by length and last byte first, which tell
-// most of a reconcile's types apart without a call.
-func SameType(a, b string) bool {
-	n := len(a)
-	return n == len(b) && (n == 0 || a[n-1] == b[n-1]) && a == b
 }

@@ -104,14 +104,15 @@ func TestEqualConditions(t *testing.T) {
 	}
 }
 
-// SameType is string equality.
-func TestSameType(t *testing.T) {
+// Index compares types as strings, its shortcuts aside.
+func TestIndexComparesTypes(t *testing.T) {
 	for _, c := range [][2]string{
 		{"", ""}, {"", "A"}, {"A", "A"}, {"A", "B"}, {"Ready", "Ready"}, {"Ready", "Available"},
 		{"C01", "C02"}, {"C01", "D01"}, {"NodeReady", "DiskReady"}, {"NodeReady", "NodeReady"}, {"ab", "ba"},
 	} {
-		if got, want := SameType(c[0], c[1]), c[0] == c[1]; got != want {
-			t.Errorf("SameType(%q, %q) = %v, want %v", c[0], c[1], got, want)
+		conds := []metav1ac.ConditionApplyConfiguration{{}, {Type: &c[0]}}
+		if got, want := Index(conds, c[1]) == 1, c[0] == c[1]; got != want {
+			t.Errorf("Index([%q], %q) found: %v, want %v", c[0], c[1], got, want)
 		}
 	}
 }
@@ -145,6 +146,13 @@ func TestConditionAsItEncodes(t *testing.T) {
 		"the same second":                          {cond(2), stated(2).WithLastTransitionTime(metav1.NewTime(at.Add(999 * time.Millisecond))), true},
 		"another second":                           {cond(2), stated(2).WithLastTransitionTime(metav1.NewTime(at.Add(time.Second))), false},
 		"an empty message is stated, not left out": {cond(2), func() *metav1ac.ConditionApplyConfiguration { c := stated(2); c.Message = nil; return c }(), false},
+		"no type stated":                           {cond(2), func() *metav1ac.ConditionApplyConfiguration { c := stated(2); c.Type = nil; return c }(), false},
+		"no status stated":                         {cond(2), func() *metav1ac.ConditionApplyConfiguration { c := stated(2); c.Status = nil; return c }(), false},
+		"no reason stated":                         {cond(2), func() *metav1ac.ConditionApplyConfiguration { c := stated(2); c.Reason = nil; return c }(), false},
+		"no time stated":                           {cond(2), func() *metav1ac.ConditionApplyConfiguration { c := stated(2); c.LastTransitionTime = nil; return c }(), false},
+		"another reason":                           {cond(2), stated(2).WithReason("Down"), false},
+		"another status":                           {cond(2), stated(2).WithStatus(metav1.ConditionFalse), false},
+		"another message":                          {cond(2), stated(2).WithMessage("m"), false},
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := tc.cond
