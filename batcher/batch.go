@@ -652,7 +652,7 @@ func (b *Batch) flushObject(ctx context.Context, w flushWork, dryRun func(ssa.Ta
 		opts.DryRun = dryRun != nil
 		// Defer decoding when nothing in this Flush reads the response.
 		opts.RawResponse = dryRun == nil && b.onResult == nil && i == len(w.entries)-1
-		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier.TypeConverter(), contribs, ew.acType), opts)
+		res, err := b.applier.Apply(ctx, *t, obs, build(t, b.applier, contribs, ew.acType), opts)
 		observed.answered(res)
 		if dryRun != nil {
 			dryRun(*t, res, err)
@@ -700,7 +700,7 @@ func (b *Batch) consumeObject(ctx context.Context, w flushWork, fn func(context.
 	var errs []error
 	for _, ew := range w.entries {
 		t := &ew.entry.target
-		e := Entry{Target: *t, Observed: obs, Build: build(t, b.applier.TypeConverter(), ew.contribs, ew.acType), Options: applyOptions(ew.contribs)}
+		e := Entry{Target: *t, Observed: obs, Build: build(t, b.applier, ew.contribs, ew.acType), Options: applyOptions(ew.contribs)}
 		e.Options.Guarded = e.Options.Guarded || b.guardAll
 		if err := fn(ctx, e); err != nil {
 			errs = append(errs, err)

@@ -275,6 +275,10 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 	target := ssa.Target{GVK: v1alpha1.SchemeGroupVersion.WithKind("Widget"), Namespace: "ns", Name: "w0",
 		Subresource: ssa.StatusSubresource, Manager: "m"}
 	edit := contribution{fn: Edit[*v1alpha1.Widget](func(*v1alpha1.Widget) error { return nil }), call: editCaller[*v1alpha1.Widget]{}}
+	a, err := ssa.NewApplier(fake.NewClientBuilder().WithScheme(scheme()).Build(), ssa.WithRegisterer(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name     string
 		contribs []contribution
@@ -301,7 +305,7 @@ func TestBuildIsTypedOnlyForOneApplyConfigurationType(t *testing.T) {
 			if !e.mixed {
 				acType = e.contribs[0].call.acType()
 			}
-			b := build(&ssa.Target{}, nil, e.contribs, acType)
+			b := build(&ssa.Target{}, a, e.contribs, acType)
 			typed := b.Typed
 			if b.Func == nil || (typed != nil) != tc.typed {
 				t.Fatalf("typed build %v, want %v", typed != nil, tc.typed)

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/managedfields"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/statusapply/statusapply/ssa"
@@ -153,13 +152,15 @@ func observedAs(observed client.Object, typ reflect.Type, gvk schema.GroupVersio
 // build returns how to build t's intent from contribs, in queue order. acType,
 // the one apply configuration type of contribs' Mutators (nil if several or any
 // Edit), or status Edits of a typed object (editTypedBuild) add a typed build.
-// t is shared, not copied: an entry's target never changes.
-func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contribution, acType reflect.Type) ssa.Build {
+// t is shared, not copied: an entry's target never changes. a's schemas are
+// asked for only by the unstructured build and the typed build of Edits, not
+// by a reconcile whose typed Mutators change nothing.
+func build(t *ssa.Target, a *ssa.Applier, contribs []contribution, acType reflect.Type) ssa.Build {
 	// The unstructured build runs contribs one step at a time; an editor turns
 	// Edits into changes of the intent.
 	b := ssa.Build{Func: func(intent *unstructured.Unstructured, observed client.Object) (ssa.Built, error) {
 		plan := steps(contribs) // here: a typed build never needs it
-		edits := &editor{target: *t, tc: tc, observed: observed, working: map[reflect.Type]client.Object{}}
+		edits := &editor{target: *t, tc: a.TypeConverter(), observed: observed, working: map[reflect.Type]client.Object{}}
 		obs := observations{observed: observed, gvk: t.GVK}
 		for _, s := range plan {
 			run := contribs[s.start:s.end]
@@ -174,7 +175,7 @@ func build(t *ssa.Target, tc managedfields.TypeConverter, contribs []contributio
 		return ssa.Built{}, nil
 	}}
 	if acType == nil || acType == unstructuredType {
-		b.Typed = editTypedBuild(*t, tc, contribs)
+		b.Typed = editTypedBuild(*t, a.TypeConverter(), contribs)
 		return b
 	}
 	b.Typed = &ssa.TypedBuild{Type: acType, Mutate: func(ac any, observed client.Object) (ssa.Built, error) {
