@@ -204,7 +204,7 @@ func (a *Applier) Apply(ctx context.Context, t Target, observed client.Object, b
 		r.policy = a.cfg.policies[t.Manager]
 		r.yields = r.policy.Yields()
 	}
-	r.series, r.logger = a.metrics.of(&t), a.logger(ctx)
+	r.series, r.logger = a.metrics.of([3]string{t.Manager, t.GVK.Group, t.GVK.Kind}), a.logger(ctx)
 	// Refused before any request: what cannot be applied.
 	if err := t.Validate(); err != nil {
 		return r.fail(err)

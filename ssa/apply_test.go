@@ -158,7 +158,7 @@ func (h *harness) bodies() []string {
 }
 
 func (h *harness) count(c *prometheus.CounterVec) float64 {
-	return metricValue(c.With(h.a.metrics.of(&h.t).labels))
+	return metricValue(c.With(h.a.metrics.of([3]string{h.t.Manager, h.t.GVK.Group, h.t.GVK.Kind}).labels))
 }
 
 // widgetBuild sets status fields both ways: unstructured and typed.
@@ -562,7 +562,7 @@ func TestApplyYieldsPredictedConflicts(t *testing.T) {
 func TestOwnedStateReuse(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
-	labels := h.a.metrics.of(&h.t)
+	labels := h.a.metrics.of([3]string{h.t.Manager, h.t.GVK.Group, h.t.GVK.Kind})
 	res, err := h.a.Apply(ctx, h.t, h.observe(t), widgetBuild("On", nil), &ApplyOptions{})
 	if err != nil {
 		t.Fatal(err)

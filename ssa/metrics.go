@@ -126,11 +126,8 @@ func (s *lazySeries[T]) get() T {
 	return v
 }
 
-func (m *metrics) of(t *Target) *targetMetrics {
-	return m.ofKey([3]string{t.Manager, t.GVK.Group, t.GVK.Kind})
-}
-
-func (m *metrics) ofKey(key [3]string) *targetMetrics {
+// of returns the series of key: manager, group, kind.
+func (m *metrics) of(key [3]string) *targetMetrics {
 	if known := m.targets.Load(); known != nil {
 		if tm := (*known)[key]; tm != nil {
 			return tm
@@ -225,7 +222,7 @@ func (p *Pending) Add(t *Target, queued bool) {
 // kind p counted to the entries p says were left queued. A batch's Flush
 // calls it once it is done.
 func (a *Applier) RecordPending(p *Pending) {
-	set := func(c *pendingSeries) { a.metrics.ofKey(c.key).pending.get().Set(float64(c.left)) }
+	set := func(c *pendingSeries) { a.metrics.of(c.key).pending.get().Set(float64(c.left)) }
 	for i := range p.n {
 		set(&p.first[i])
 	}

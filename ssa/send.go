@@ -90,7 +90,7 @@ func (a *Applier) send(ctx context.Context, t Target, in *prepared, like client.
 		err = a.client.Apply(ctx, ac, opts...)
 	}
 	release()
-	a.metrics.of(&t).latency.get().Observe(time.Since(start).Seconds())
+	a.metrics.of([3]string{t.Manager, t.GVK.Group, t.GVK.Kind}).latency.get().Observe(time.Since(start).Seconds())
 	if err != nil {
 		return nil, outcomeUnknown(ctx, err)
 	}
