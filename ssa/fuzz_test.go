@@ -251,7 +251,9 @@ func typedConditions(items any) ([]metav1.Condition, error) {
 		return nil, err
 	}
 	var out []metav1.Condition
-	return out, json.Unmarshal(raw, &out)
+	// Case-sensitive, as the API server decodes: a key spelled otherwise is
+	// not the field.
+	return out, utiljson.Unmarshal(raw, &out)
 }
 
 // FuzzUnchanged compares two arbitrary JSON objects as an intent and the
