@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"reflect"
 	"slices"
 	"sync"
@@ -360,15 +361,27 @@ func appliedEntryIn(entries []metav1.ManagedFieldsEntry, manager string, sub Sub
 	return nil, false, nil
 }
 
+// entryHeaders yields each managedFields entry of u as content, with its
+// manager, operation and subresource as an ownership.Entry, decoding no field set.
+func entryHeaders(u *unstructured.Unstructured) iter.Seq2[ownership.Entry, map[string]any] {
+	return func(yield func(ownership.Entry, map[string]any) bool) {
+		entries, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
+		items, _ := entries.([]any)
+		for _, item := range items {
+			mf, _ := item.(map[string]any)
+			m, _ := mf["manager"].(string)
+			op, _ := mf["operation"].(string)
+			sub, _ := mf["subresource"].(string)
+			if !yield(ownership.Entry{Manager: m, Operation: metav1.ManagedFieldsOperationType(op), Subresource: sub}, mf) {
+				return
+			}
+		}
+	}
+}
+
 func appliedEntryUnstructured(u *unstructured.Unstructured, manager string, sub Subresource) ([]byte, bool, error) {
-	entries, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
-	items, _ := entries.([]any)
-	for _, item := range items {
-		mf, _ := item.(map[string]any)
-		m, _ := mf["manager"].(string)
-		op, _ := mf["operation"].(string)
-		s, _ := mf["subresource"].(string)
-		if !(ownership.Entry{Manager: m, Operation: metav1.ManagedFieldsOperationType(op), Subresource: s}).AppliedBy(manager, string(sub)) {
+	for e, mf := range entryHeaders(u) {
+		if !e.AppliedBy(manager, string(sub)) {
 			continue
 		}
 		ft, _ := mf["fieldsType"].(string)

@@ -10,7 +10,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,13 +42,8 @@ func holdsBeforeFirstApply(obj client.Object) bool {
 	if !ok {
 		return ownership.HoldsBeforeFirstApply(obj.GetManagedFields())
 	}
-	entries, _, _ := unstructured.NestedFieldNoCopy(u.Object, "metadata", "managedFields")
-	items, _ := entries.([]any)
-	for _, item := range items {
-		mf, _ := item.(map[string]any)
-		manager, _ := mf["manager"].(string)
-		operation, _ := mf["operation"].(string)
-		if (ownership.Entry{Manager: manager, Operation: metav1.ManagedFieldsOperationType(operation)}).BeforeFirstApply() {
+	for e := range entryHeaders(u) {
+		if e.BeforeFirstApply() {
 			return true
 		}
 	}
